@@ -1,0 +1,19 @@
+"""hf_numbers: number-aware GPT-2, BERT and RoBERTa for Hugging Face transformers.
+
+Importing the package registers its configs, models and tokenizers with the Auto classes,
+so ``AutoTokenizer`` / ``AutoConfig`` / ``AutoModel*`` ``.from_pretrained`` return them.
+
+Example:
+    >>> import hf_numbers
+    >>> hf_numbers.find_numbers("x = -3.5")[0].value
+    -3.5
+"""
+
+from .modeling import *  # noqa: F403
+from .modeling import __all__ as _modeling_all
+from .modeling import register_auto_classes
+
+register_auto_classes()
+
+__version__ = "0.1.0"
+__all__ = [*_modeling_all]

@@ -1,0 +1,314 @@
+"""Number tokenizers for GPT-2, BERT and RoBERTa: ids, values, padding, truncation, decoding, saving."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from transformers import AutoTokenizer, BertTokenizer, GPT2Tokenizer, RobertaTokenizer
+
+from hf_numbers import (
+    NumberBertTokenizer,
+    NumberGPT2Tokenizer,
+    NumberRobertaTokenizer,
+    find_numbers,
+    format_number,
+)
+
+NUMBER_CLASSES = {"gpt2": NumberGPT2Tokenizer, "roberta": NumberRobertaTokenizer, "bert": NumberBertTokenizer}
+PLAIN_CLASSES = {"gpt2": GPT2Tokenizer, "roberta": RobertaTokenizer, "bert": BertTokenizer}
+BACKBONES = list(NUMBER_CLASSES)
+TEXTS = [
+    "x = -3.5, y=2 and [1.42,-8.20]",
+    '{"a": 1.53, "e": -1.33}',
+    "5 - 3 costs 3.",
+    "no numbers here",
+]
+
+
+@pytest.fixture(scope="module")
+def tokenizers(plain_tokenizer_dirs: dict[str, Path]) -> dict[str, object]:
+    loaded = {}
+    for name, cls in NUMBER_CLASSES.items():
+        tok = cls.from_pretrained(plain_tokenizer_dirs[name])
+        if tok.pad_token is None:
+            tok.pad_token = tok.eos_token
+        loaded[name] = tok
+    return loaded
+
+
+def expected_values(text: str) -> list[float]:
+    return [n.value for n in find_numbers(text)]
+
+
+def numbers_at_num_tokens(tok, ids, numbers) -> list[float]:
+    ids, numbers = np.asarray(ids), np.asarray(numbers)
+    return numbers[np.isin(ids, tok.num_token_ids)].tolist()
+
+
+@pytest.mark.parametrize("name", BACKBONES)
+def test_plain_folder_gets_num_token(name: str, tokenizers, plain_tokenizer_dirs) -> None:
+    tok = tokenizers[name]
+    plain = PLAIN_CLASSES[name].from_pretrained(plain_tokenizer_dirs[name])
+    assert tok.num_token == "[NUM]"
+    assert "[NUM]" not in plain.get_vocab()
+    assert tok.convert_ids_to_tokens(tok.num_token_id) == "[NUM]"
+    assert len(tok.num_token_ids) == (1 if name == "bert" else 2)
+    assert len(tok) == len(plain) + len(tok.num_token_ids)
+
+
+@pytest.mark.parametrize("name", BACKBONES)
+@pytest.mark.parametrize("text", TEXTS)
+def test_one_token_per_number_and_values(name: str, text: str, tokenizers) -> None:
+    tok = tokenizers[name]
+    enc = tok(text)
+    ids, numbers = enc["input_ids"], enc["input_numbers"]
+    assert len(ids) == len(numbers)
+    assert sum(i in tok.num_token_ids for i in ids) == len(find_numbers(text))
+    assert numbers_at_num_tokens(tok, ids, numbers) == expected_values(text)
+    others = [v for i, v in zip(ids, numbers) if i not in tok.num_token_ids]
+    assert others == [1.0] * len(others)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "roberta"])
+def test_space_before_number_costs_no_token(name: str, tokenizers) -> None:
+    tok = tokenizers[name]
+    for word in ["hello", "x =", "the value"]:
+        base = tok(word, add_special_tokens=False)["input_ids"]
+        for number in ["5", "-2.75", "1e-3"]:
+            spaced = tok(f"{word} {number}", add_special_tokens=False)["input_ids"]
+            assert spaced == base + [tok.num_token_ids[1]]
+            glued = tok(f"{word}={number}", add_special_tokens=False)["input_ids"]
+            assert glued == tok(f"{word}=", add_special_tokens=False)["input_ids"] + [tok.num_token_id]
+            text = f"{word} {number}"
+            enc = tok(text)
+            assert tok.decode(enc["input_ids"], input_numbers=enc["input_numbers"], skip_special_tokens=True) == (
+                f"{word} {format_number(float(number))}"
+            )
+
+
+@pytest.mark.parametrize("name", BACKBONES)
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("return_tensors", ["pt", "np", None])
+def test_padding_keeps_ids_and_numbers_aligned(name: str, side: str, return_tensors, tokenizers) -> None:
+    tok = tokenizers[name]
+    enc = tok(TEXTS, padding=True, padding_side=side, return_tensors=return_tensors)
+    ids, numbers = np.asarray(enc["input_ids"]), np.asarray(enc["input_numbers"])
+    assert ids.shape == numbers.shape
+    if return_tensors == "pt":
+        assert enc["input_numbers"].dtype == torch.float64
+    if return_tensors == "np":
+        assert enc["input_numbers"].dtype == np.float64
+    mask = np.asarray(enc["attention_mask"])
+    assert (numbers[mask == 0] == 1.0).all()
+    pad_column = 0 if side == "left" else -1
+    assert mask[:, pad_column].min() == 0
+    for row, text in enumerate(TEXTS):
+        assert numbers_at_num_tokens(tok, ids[row], numbers[row]) == expected_values(text)
+
+
+@pytest.mark.parametrize("name", BACKBONES)
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_truncation_keeps_the_right_values(name: str, side: str, tokenizers) -> None:
+    tok = tokenizers[name]
+    text = " ".join(f"v{i} {i}.5" for i in range(20))
+    full = tok(text)
+    tok.truncation_side = side
+    try:
+        enc = tok(text, truncation=True, max_length=15)
+    finally:
+        tok.truncation_side = "right"
+    assert len(enc["input_ids"]) == 15
+    kept = numbers_at_num_tokens(tok, enc["input_ids"], enc["input_numbers"])
+    values = expected_values(text)
+    assert 0 < len(kept) < len(values)
+    assert kept == (values[: len(kept)] if side == "right" else values[-len(kept) :])
+    assert numbers_at_num_tokens(tok, full["input_ids"], full["input_numbers"]) == values
+
+
+@pytest.mark.parametrize("name", BACKBONES)
+def test_pairs_and_overflow(name: str, tokenizers) -> None:
+    tok = tokenizers[name]
+    first, second = "a 1 b 2 c 3 d 4", "e 5.5 f -6"
+    enc = tok(first, second, truncation="only_first", max_length=12)
+    kept = numbers_at_num_tokens(tok, enc["input_ids"], enc["input_numbers"])
+    assert kept[-2:] == [5.5, -6.0] and kept[:-2] == expected_values(first)[: len(kept) - 2]
+    windows = tok(first, truncation=True, max_length=6, stride=2, return_overflowing_tokens=True)
+    assert len(windows["input_ids"]) > 1
+    for ids, numbers in zip(windows["input_ids"], windows["input_numbers"]):
+        kept = numbers_at_num_tokens(tok, ids, numbers)
+        assert all(v in expected_values(first) for v in kept)
+
+
+@pytest.mark.parametrize("name", BACKBONES)
+def test_offsets_refer_to_the_original_text(name: str, tokenizers) -> None:
+    tok = tokenizers[name]
+    text = "x = -3.5, y=2 and 10000"
+    enc = tok(text, return_offsets_mapping=True)
+    pieces = [text[a:b] for (a, b), i in zip(enc["offset_mapping"], enc["input_ids"]) if i in tok.num_token_ids]
+    assert [p.strip() for p in pieces] == ["-3.5", "2", "10000"]
+
+
+@pytest.mark.parametrize("name", BACKBONES)
+def test_decode_writes_values_back(name: str, tokenizers) -> None:
+    tok = tokenizers[name]
+    enc = tok(TEXTS, padding=True, return_tensors="pt")
+    decoded = tok.batch_decode(enc["input_ids"], input_numbers=enc["input_numbers"], skip_special_tokens=True)
+    for text, out in zip(TEXTS, decoded):
+        assert [n.value for n in find_numbers(out)] == expected_values(text)
+        if name != "bert":
+            assert out == "".join(_rebuild(text))
+    single = tok.decode(enc["input_ids"][0], input_numbers=enc["input_numbers"][0])
+    assert "[NUM]" not in single and format_number(-3.5) in single
+    assert "[NUM]" in tok.decode(enc["input_ids"][0])  # without values, the token shows
+    with pytest.raises(ValueError, match="shape"):
+        tok.decode(enc["input_ids"], input_numbers=enc["input_numbers"][:, :-1])
+    with pytest.raises(ValueError, match="shape"):
+        tok.batch_decode(enc["input_ids"], input_numbers=enc["input_numbers"][:1])
+
+
+def _rebuild(text: str) -> list[str]:
+    out, cursor = [], 0
+    for start, end, value in find_numbers(text):
+        out += [text[cursor:start], format_number(value)]
+        cursor = end
+    return [*out, text[cursor:]]
+
+
+@pytest.mark.parametrize("name", BACKBONES)
+def test_bad_input_is_a_clear_error(name: str, tokenizers) -> None:
+    tok = tokenizers[name]
+    with pytest.raises(ValueError, match="literal number token"):
+        tok("the [NUM] token")
+    with pytest.raises(ValueError, match="is_split_into_words"):
+        tok(["x", "1"], is_split_into_words=True)
+    with pytest.raises(ValueError, match="must align"):
+        tok.pad([{"input_ids": [1, 2, 3], "input_numbers": [1.0, 2.0]}, {"input_ids": [1], "input_numbers": [1.0]}])
+    ids = tok.convert_tokens_to_ids(["[NUM]"])
+    with pytest.raises(ValueError, match="non-finite"):
+        tok.decode(ids, input_numbers=[float("nan")])
+
+
+@pytest.mark.parametrize("name", BACKBONES)
+def test_pad_pads_numbers(name: str, tokenizers) -> None:
+    tok = tokenizers[name]
+    features = [tok(text) for text in TEXTS]
+    batch = tok.pad(features, return_tensors="pt")
+    assert batch["input_numbers"].dtype == torch.float64
+    assert batch["input_numbers"].shape == batch["input_ids"].shape
+    direct = tok(TEXTS, padding=True, return_tensors="pt")
+    assert torch.equal(batch["input_ids"], direct["input_ids"])
+    assert torch.equal(batch["input_numbers"], direct["input_numbers"])
+    assert isinstance(tok.pad(features)["input_numbers"][0], list)
+
+
+@pytest.mark.parametrize("name", BACKBONES)
+def test_datasets_map_batched(name: str, tokenizers) -> None:
+    datasets = pytest.importorskip("datasets")
+    tok = tokenizers[name]
+    data = datasets.Dataset.from_dict({"text": TEXTS * 3})
+    mapped = data.map(lambda batch: tok(batch["text"], truncation=True, max_length=32), batched=True, batch_size=4)
+    for text, ids, numbers in zip(mapped["text"], mapped["input_ids"], mapped["input_numbers"]):
+        assert numbers_at_num_tokens(tok, ids, numbers) == expected_values(text)
+
+
+@pytest.mark.parametrize("name", BACKBONES)
+def test_save_load_and_auto_tokenizer(name: str, tokenizers, tmp_path: Path) -> None:
+    tok = tokenizers[name]
+    tok.save_pretrained(tmp_path)
+    config = json.loads((tmp_path / "tokenizer_config.json").read_text())
+    assert config["num_token"] == "[NUM]"
+    assert config["auto_map"]["AutoTokenizer"][0] == f"tokenization_number.{type(tok).__name__}"
+    assert (tmp_path / "tokenization_number.py").exists() and (tmp_path / "parsing.py").exists()
+    for loaded in (type(tok).from_pretrained(tmp_path), AutoTokenizer.from_pretrained(tmp_path)):
+        assert type(loaded) is type(tok)
+        assert loaded.num_token_ids == tok.num_token_ids
+        assert loaded(TEXTS)["input_ids"] == tok(TEXTS)["input_ids"]
+        assert loaded(TEXTS)["input_numbers"] == tok(TEXTS)["input_numbers"]
+
+
+def test_remote_code_load_without_hf_numbers(tokenizers, tmp_path: Path) -> None:
+    """The Hub rule: saved tokenizers load with trust_remote_code where hf_numbers cannot be imported."""
+    expected = {}
+    for name, tok in tokenizers.items():
+        tok.save_pretrained(tmp_path / name)
+        enc = tok(TEXTS)
+        expected[name] = [type(tok).__name__, enc["input_ids"], enc["input_numbers"]]
+    script = textwrap.dedent(
+        f"""
+        import json, sys
+        sys.modules["hf_numbers"] = None  # importing hf_numbers now fails
+        from transformers import AutoTokenizer
+        out = {{}}
+        for name in {list(tokenizers)!r}:
+            tok = AutoTokenizer.from_pretrained({str(tmp_path)!r} + "/" + name, trust_remote_code=True)
+            assert "hf_numbers" not in type(tok).__module__
+            enc = tok({TEXTS!r})
+            out[name] = [type(tok).__name__, enc["input_ids"], enc["input_numbers"]]
+        print(json.dumps(out))
+        """
+    )
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_MODULES_CACHE=str(tmp_path / "modules"))
+    result = subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == expected
+
+
+def test_real_bert_vocabulary(real_bert_dir: Path) -> None:
+    tok = NumberBertTokenizer.from_pretrained(real_bert_dir)
+    assert len(tok) == 30522 + 1
+    text = "The temperature was 21.5 degrees at 10:30, and -3 degrees at night; COVID-19 peaked in 2020."
+    enc = tok(text)
+    assert numbers_at_num_tokens(tok, enc["input_ids"], enc["input_numbers"]) == expected_values(text)
+    decoded = tok.decode(enc["input_ids"], input_numbers=enc["input_numbers"], skip_special_tokens=True)
+    assert decoded == (
+        "the temperature was 21.5 degrees at 10 : 30, and -3 degrees at night ; covid - 19 peaked in 2020."
+    )
+    assert [n.value for n in find_numbers(decoded)] == expected_values(text)
+
+
+# ------------------------------------------------------------------ properties
+ALPHABET = st.sampled_from(list("0123456789.-+eE ,[]()=%:xyzab{}\"\n")) | st.characters(
+    codec="ascii", categories=["L", "N", "P", "S", "Zs"]
+)
+RAW_TEXTS = st.text(ALPHABET, max_size=50).filter(lambda t: "[NUM]" not in t)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.parametrize("name", ["gpt2", "roberta"])
+@given(text=RAW_TEXTS)
+def test_byte_level_round_trip_property(name: str, text: str, tokenizers) -> None:
+    """GPT-2 / RoBERTa: decoding gives exactly the text with numbers rewritten by format_number."""
+    tok = tokenizers[name]
+    enc = tok(text)
+    decoded = tok.decode(enc["input_ids"], input_numbers=enc["input_numbers"], skip_special_tokens=True)
+    assert decoded == "".join(_rebuild(text))
+    assert [n.value for n in find_numbers(decoded)] == expected_values(text)
+
+
+WORDS = st.text(st.sampled_from("abcdefghxyz"), min_size=1, max_size=6)
+NUMBERS = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12).map(format_number)
+SEPARATORS = st.sampled_from([" ", ", ", " = ", ": ", " ; "])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(st.tuples(WORDS | NUMBERS, SEPARATORS), max_size=10))
+def test_bert_round_trip_property(parts, tokenizers) -> None:
+    """BERT: same values, and the same text up to BERT's own normalisation (case and spacing)."""
+    tok = tokenizers["bert"]
+    text = "".join(a + b for a, b in parts)
+    enc = tok(text)
+    decoded = tok.decode(enc["input_ids"], input_numbers=enc["input_numbers"], skip_special_tokens=True)
+    assert [n.value for n in find_numbers(decoded)] == expected_values(text)
+    assert decoded.replace(" ", "") == "".join(_rebuild(text)).lower().replace(" ", "")
