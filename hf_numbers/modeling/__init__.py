@@ -1,6 +1,6 @@
 """Everything a saved checkpoint needs at load time (one flat folder, see DESIGN.md)."""
 
-from transformers import AutoConfig, AutoTokenizer
+from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
 from .configuration_number import (
     NUMBER_ENCODINGS,
@@ -9,6 +9,24 @@ from .configuration_number import (
     NumberGPT2Config,
     NumberRobertaConfig,
 )
+from .encodings import (
+    NUMBER_ENCODINGS_REGISTRY,
+    ExponentEncoding,
+    FloatBitEncoding,
+    FoNEEncoding,
+    XValEncoding,
+    build_number_encoding,
+)
+from .generation_number import NumberGenerateOutput
+from .modeling_number import (
+    NumberBertForMaskedLM,
+    NumberCausalLMOutput,
+    NumberGPT2ForCausalLM,
+    NumberMaskedLMOutput,
+    NumberModelMixin,
+    NumberRobertaForMaskedLM,
+)
+from .number_encoding import NumberEncoding
 from .parsing import NumberSpan, find_numbers, format_number, replace_numbers
 from .tokenization_number import (
     NumberBertTokenizer,
@@ -23,12 +41,20 @@ _TOKENIZERS = {
     NumberRobertaConfig: NumberRobertaTokenizer,
 }
 
+_MODELS = {
+    NumberGPT2Config: (NumberGPT2ForCausalLM, AutoModelForCausalLM),
+    NumberBertConfig: (NumberBertForMaskedLM, AutoModelForMaskedLM),
+    NumberRobertaConfig: (NumberRobertaForMaskedLM, AutoModelForMaskedLM),
+}
+
 
 def register_auto_classes() -> None:
     """Register configs, models and tokenizers with the transformers Auto classes.
 
-    Also marks them for remote code, so that ``save_pretrained`` writes ``auto_map`` and
-    copies this folder's code into the checkpoint. Safe to call more than once.
+    Models go to ``AutoModel`` and their task class (``AutoModelForCausalLM`` /
+    ``AutoModelForMaskedLM``). Also marks them for remote code, so that ``save_pretrained``
+    writes ``auto_map`` and copies this folder's code into the checkpoint. Safe to call more
+    than once.
 
     Example:
         >>> register_auto_classes()
@@ -41,19 +67,36 @@ def register_auto_classes() -> None:
         AutoTokenizer.register(config_class, tokenizer_class=tokenizer_class, exist_ok=True)
         config_class.register_for_auto_class()
         tokenizer_class.register_for_auto_class("AutoTokenizer")
+    for config_class, (model_class, task_auto_class) in _MODELS.items():
+        AutoModel.register(config_class, model_class, exist_ok=True)
+        task_auto_class.register(config_class, model_class, exist_ok=True)
 
 
 __all__ = [
     "NUMBER_ENCODINGS",
+    "NUMBER_ENCODINGS_REGISTRY",
+    "ExponentEncoding",
+    "FloatBitEncoding",
+    "FoNEEncoding",
     "NumberBertConfig",
+    "NumberBertForMaskedLM",
     "NumberBertTokenizer",
+    "NumberCausalLMOutput",
     "NumberConfigFields",
+    "NumberEncoding",
     "NumberGPT2Config",
+    "NumberGPT2ForCausalLM",
     "NumberGPT2Tokenizer",
+    "NumberGenerateOutput",
+    "NumberMaskedLMOutput",
+    "NumberModelMixin",
     "NumberRobertaConfig",
+    "NumberRobertaForMaskedLM",
     "NumberRobertaTokenizer",
     "NumberSpan",
     "NumberTokenizerMixin",
+    "XValEncoding",
+    "build_number_encoding",
     "find_numbers",
     "format_number",
     "register_auto_classes",

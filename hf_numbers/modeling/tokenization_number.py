@@ -70,9 +70,8 @@ class NumberTokenizerMixin:
         self.num_token = num_token
         self.init_kwargs["num_token"] = num_token
         variants = [num_token, " " + num_token] if self.spaced_num_token else [num_token]
-        vocab = self.get_vocab()
-        missing = [token for token in variants if token not in vocab]
-        if missing:
+        missing = [token for token in variants if token not in self.added_tokens_encoder]
+        if missing:  # also when the vocabulary has the string as an ordinary (splittable) entry
             self.add_tokens([AddedToken(token, special=False, normalized=False) for token in missing])
         self._num_token_ids = [self.convert_tokens_to_ids(token) for token in variants]
         self._num_token_ids_array = np.asarray(self._num_token_ids)
@@ -248,8 +247,12 @@ class NumberTokenizerMixin:
 
     def _decode_row(self, ids: list[int], numbers: list[float], skip: bool, kwargs: dict[str, Any]) -> str:
         number_ids = set(self._num_token_ids)
+        if skip:  # number tokens stay even where a folder registered them as special tokens
+            special = set(self.all_special_ids) - number_ids
+            kept = [(token, value) for token, value in zip(ids, numbers) if token not in special]
+            ids, numbers = [token for token, _ in kept], [value for _, value in kept]
         values = [value for token, value in zip(ids, numbers) if token in number_ids]
-        pieces = super().decode(ids, skip_special_tokens=skip, **kwargs).split(self.num_token)
+        pieces = super().decode(ids, **kwargs).split(self.num_token)
         if len(pieces) != len(values) + 1:
             raise ValueError(
                 f"the decoded text contains {len(pieces) - 1} occurrences of {self.num_token!r} but the ids "

@@ -1,0 +1,360 @@
+"""Number encodings: how a value enters the model at a ``[NUM]`` token and how it comes back out.
+
+Every encoding is one :class:`NumberEncoding` (``number_encoding.py``) holding its input
+embedding, its number head, its loss and the decoding of head outputs into values:
+
+=============  ===================================================  =====================================
+name           input at ``[NUM]`` positions                         head / loss / decoding
+=============  ===================================================  =====================================
+``xval``       ``[NUM]`` embedding x value                          MLP -> scalar, MSE, the scalar
+``fone``       ``[NUM]`` embedding + [cos 2pi x/T, sin 2pi x/T]     10 logits per digit place, CE, digits
+``float``      residual MLP over the 32 IEEE-754 bits (replaces)    32 bit logits, BCE, float32 value
+``exponent``   embedding of one of N log-spaced bins (replaces)     bin logits, CE, bin centre
+=============  ===================================================  =====================================
+
+Values stay float64 until an encoding turns them into features; ``check_numbers`` rejects
+values an encoding cannot represent with a ``ValueError``. Adding an encoding is one class
+and one line in :data:`NUMBER_ENCODINGS_REGISTRY`.
+
+This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
+imports nothing from ``hf_numbers`` outside that folder.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+from transformers import initialization as init
+
+from .number_encoding import FLOAT32_MAX, NumberEncoding
+
+__all__ = [
+    "NUMBER_ENCODINGS_REGISTRY",
+    "ExponentEncoding",
+    "FloatBitEncoding",
+    "FoNEEncoding",
+    "XValEncoding",
+    "build_number_encoding",
+]
+
+
+class XValEncoding(NumberEncoding):
+    """xVal (Golkar et al.): the ``[NUM]`` embedding scaled by the value; a scalar MLP head with MSE.
+
+    The head is an MLP with one hidden layer of the model width (with biases), as in the
+    paper's appendix. xVal works best with values normalised to a small range (the paper
+    uses about [-5, 5]); any float32 value is accepted.
+
+    Example:
+        >>> from hf_numbers import NumberBertConfig
+        >>> enc = XValEncoding(NumberBertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2))
+        >>> enc.head(torch.zeros(2, 5, 32)).shape
+        torch.Size([2, 5])
+    """
+
+    name = "xval"
+
+    def __init__(self, config: Any):
+        super().__init__(config)
+        self.mlp = nn.Sequential(
+            nn.Linear(self.hidden_size, self.hidden_size), nn.GELU(), nn.Linear(self.hidden_size, 1)
+        )
+        self.init_parameters()
+
+    def init_parameters(self) -> None:
+        for layer in (self.mlp[0], self.mlp[2]):
+            init.normal_(layer.weight, mean=0.0, std=self.initializer_range)
+            init.zeros_(layer.bias)
+
+    def allowed_range(self) -> str:
+        return f"finite values with |x| <= {FLOAT32_MAX:.8g} (float32)"
+
+    def _out_of_range(self, values: torch.Tensor) -> torch.Tensor:
+        return values.abs() > FLOAT32_MAX
+
+    def _embed_values(self, token_embeds: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+        return token_embeds * values.to(token_embeds.dtype)[:, None]
+
+    def head(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        return self.mlp(hidden_states).squeeze(-1)
+
+    def _item_losses(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return (outputs - targets.to(outputs.dtype)) ** 2
+
+    def decode(self, head_output: torch.Tensor) -> torch.Tensor:
+        return head_output.detach().double()
+
+
+class FoNEEncoding(NumberEncoding):
+    """FoNE (Zhou et al.): Fourier features of every digit place, read back digit by digit.
+
+    With ``I = fone_int_digits`` and ``F = fone_frac_digits`` there are ``P = I + F`` digit
+    places; place ``p`` (weight ``10^(p-F)``) uses the period ``T = 10^(p-F+1)`` and the two
+    features ``cos(2 pi |x| / T), sin(2 pi |x| / T)`` at dims ``2p, 2p+1``, zero-padded to the
+    hidden size and added to the ``[NUM]`` embedding. The features are computed from the exact
+    digits in float64 (``|x| mod T`` as an integer count of ``10^-F``), then cast.
+
+    Unlike the reference code, the sign is handled: a learned vector is added to the embedding
+    of negative numbers and the head has one sign logit. Values with more integer or fractional
+    digits than configured raise ``ValueError`` instead of being silently taken modulo ``10^I``.
+
+    Head: ``logits_j = h_cos cos(2 pi j/10) + h_sin sin(2 pi j/10)`` for ``j = 0..9`` from two
+    dims per place, as in the paper. The two dims go through a trainable ``H -> 2P`` projection
+    initialised to pick dims ``2p, 2p+1`` of the last hidden state (exactly the paper's readout
+    at initialisation), so that the head can also learn with a frozen trunk.
+
+    Example:
+        >>> from hf_numbers import NumberGPT2Config
+        >>> cfg = NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, number_encoding="fone",
+        ...                        fone_int_digits=3, fone_frac_digits=2)
+        >>> enc = FoNEEncoding(cfg)
+        >>> enc.features(torch.tensor([12.34], dtype=torch.float64)).shape
+        torch.Size([1, 10])
+    """
+
+    name = "fone"
+
+    def __init__(self, config: Any):
+        super().__init__(config)
+        self.int_digits = int(config.fone_int_digits)
+        self.frac_digits = int(config.fone_frac_digits)
+        self.places = self.int_digits + self.frac_digits
+        if 2 * self.places > self.hidden_size:
+            raise ValueError(
+                f"fone needs 2 * (fone_int_digits + fone_frac_digits) <= hidden_size, got "
+                f"2 * ({self.int_digits} + {self.frac_digits}) > {self.hidden_size}"
+            )
+        if self.places > 15:
+            raise ValueError(
+                f"fone_int_digits + fone_frac_digits must be <= 15 (the exact digits of a float64), got {self.places}"
+            )
+        self.negative = nn.Parameter(torch.empty(self.hidden_size))
+        self.digit_proj = nn.Linear(self.hidden_size, 2 * self.places)
+        self.sign = nn.Linear(self.hidden_size, 1)
+        self.init_parameters()
+
+    def init_parameters(self) -> None:
+        init.normal_(self.negative, mean=0.0, std=self.initializer_range)
+        init.eye_(self.digit_proj.weight)
+        init.zeros_(self.digit_proj.bias)
+        init.normal_(self.sign.weight, mean=0.0, std=self.initializer_range)
+        init.zeros_(self.sign.bias)
+
+    def allowed_range(self) -> str:
+        return (
+            f"finite values with |x| < 10^{self.int_digits} and at most {self.frac_digits} fractional digits "
+            f"(fone_int_digits={self.int_digits}, fone_frac_digits={self.frac_digits})"
+        )
+
+    def _scaled(self, values: torch.Tensor) -> torch.Tensor:
+        """``|x| * 10^F`` as float64 before rounding."""
+        return values.abs() * 10.0**self.frac_digits
+
+    def _out_of_range(self, values: torch.Tensor) -> torch.Tensor:
+        scaled = self._scaled(values)
+        rounded = scaled.round()  # float noise below the last place is tolerated, a further digit is not
+        tolerance = 1e-6 + 8 * torch.finfo(torch.float64).eps * scaled
+        return (rounded >= 10.0**self.places) | ((scaled - rounded).abs() > tolerance)
+
+    def digits(self, values: torch.Tensor) -> torch.Tensor:
+        """Digits ``(N, P)`` of ``|values|`` (in range), place 0 = the smallest (``10^-F``)."""
+        scaled = self._scaled(values).round().long()
+        powers = 10 ** torch.arange(self.places, device=values.device, dtype=torch.long)
+        return torch.div(scaled[:, None], powers, rounding_mode="floor") % 10
+
+    def features(self, values: torch.Tensor) -> torch.Tensor:
+        """Fourier features ``(N, 2P)`` of ``|values|`` (in range), float64: dims ``2p, 2p+1`` = cos, sin."""
+        scaled = self._scaled(values).round().long()
+        periods = 10 ** torch.arange(1, self.places + 1, device=values.device, dtype=torch.long)
+        angles = 2 * math.pi * (scaled[:, None] % periods).double() / periods.double()
+        return torch.stack([angles.cos(), angles.sin()], dim=-1).flatten(1)
+
+    def _embed_values(self, token_embeds: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+        features = F.pad(self.features(values).to(token_embeds.dtype), (0, self.hidden_size - 2 * self.places))
+        negative = (values < 0).to(token_embeds.dtype)[:, None] * self.negative
+        return token_embeds + features + negative
+
+    def head(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        """``(B, L, 10 P + 1)``: the digit logits of place 0..P-1 (10 each), then the sign logit (> 0: negative)."""
+        pairs = self.digit_proj(hidden_states).unflatten(-1, (self.places, 2))
+        angles = 2 * math.pi * torch.arange(10, device=pairs.device, dtype=torch.float64) / 10
+        digit_logits = pairs @ torch.stack([angles.cos(), angles.sin()]).to(pairs.dtype)
+        return torch.cat([digit_logits.flatten(-2), self.sign(hidden_states)], dim=-1)
+
+    def _item_losses(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        digit_logits = outputs[:, :-1].unflatten(-1, (self.places, 10))
+        digit_loss = F.cross_entropy(digit_logits.flatten(0, 1), self.digits(targets).flatten(), reduction="none")
+        sign_loss = F.binary_cross_entropy_with_logits(
+            outputs[:, -1], (targets < 0).to(outputs.dtype), reduction="none"
+        )
+        return digit_loss.view(-1, self.places).mean(-1) + sign_loss
+
+    def decode(self, head_output: torch.Tensor) -> torch.Tensor:
+        digits = head_output[..., :-1].detach().unflatten(-1, (self.places, 10)).argmax(-1)
+        powers = 10 ** torch.arange(self.places, device=digits.device, dtype=torch.long)
+        magnitude = (digits * powers).sum(-1).double() / 10.0**self.frac_digits
+        return torch.where(head_output[..., -1].detach() > 0, -magnitude, magnitude)
+
+
+class FloatBitEncoding(NumberEncoding):
+    """Floating-point embedding (Jin et al.): the 32 IEEE-754 bits of the float32 value.
+
+    The bits (sign, exponent, mantissa; most significant first, as ``struct.pack('>f', x)``)
+    go through the paper's residual MLP without biases, ``x1 = ReLU(L1 b)``,
+    ``x2 = L3 ReLU(L2 x1)``, ``out = ReLU(x1 + x2)``, which replaces the ``[NUM]`` embedding.
+    The head predicts 32 bit logits (BCE). Values are rounded to float32 (any finite float32
+    is accepted).
+
+    Decoding: an all-ones exponent is infinity or NaN in IEEE-754, never a value the model
+    should emit or read back, so such bit patterns decode to the largest finite float32 with
+    the predicted sign (saturation, ``+-3.4028235e38``); decoded values are always finite.
+
+    Example:
+        >>> from hf_numbers import NumberRobertaConfig
+        >>> enc = FloatBitEncoding(NumberRobertaConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2))
+        >>> enc.bits(torch.tensor([1.0], dtype=torch.float64))[0, :9].tolist()
+        [0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    """
+
+    name = "float"
+
+    def __init__(self, config: Any):
+        super().__init__(config)
+        self.l1 = nn.Linear(32, self.hidden_size, bias=False)
+        self.l2 = nn.Linear(self.hidden_size, self.hidden_size, bias=False)
+        self.l3 = nn.Linear(self.hidden_size, self.hidden_size, bias=False)
+        self.bit_head = nn.Linear(self.hidden_size, 32)
+        self.init_parameters()
+
+    def init_parameters(self) -> None:
+        for layer in (self.l1, self.l2, self.l3, self.bit_head):
+            init.normal_(layer.weight, mean=0.0, std=self.initializer_range)
+        init.zeros_(self.bit_head.bias)
+
+    def allowed_range(self) -> str:
+        return f"finite float32 values, |x| <= {FLOAT32_MAX:.8g}"
+
+    def _out_of_range(self, values: torch.Tensor) -> torch.Tensor:
+        return ~torch.isfinite(values.float())
+
+    @staticmethod
+    def bits(values: torch.Tensor) -> torch.Tensor:
+        """The 32 IEEE-754 bits ``(N, 32)`` of ``values`` rounded to float32, as 0./1. floats, MSB first."""
+        words = values.float().view(torch.int32).long() & 0xFFFFFFFF
+        shifts = torch.arange(31, -1, -1, device=values.device)
+        return ((words[:, None] >> shifts) & 1).float()
+
+    def _embed_values(self, token_embeds: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+        x1 = F.relu(self.l1(self.bits(values).to(self.l1.weight.dtype)))
+        x2 = self.l3(F.relu(self.l2(x1)))
+        return F.relu(x1 + x2)
+
+    def head(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        """``(B, L, 32)`` bit logits, most significant bit first."""
+        return self.bit_head(hidden_states)
+
+    def _item_losses(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        bits = self.bits(targets).to(outputs.dtype)
+        return F.binary_cross_entropy_with_logits(outputs, bits, reduction="none").mean(-1)
+
+    def decode(self, head_output: torch.Tensor) -> torch.Tensor:
+        bits = (head_output.detach() > 0).long()
+        shifts = torch.arange(31, -1, -1, device=bits.device)
+        words = (bits << shifts).sum(-1)
+        exponent_all_ones = (words & 0x7F800000) == 0x7F800000
+        words = torch.where(exponent_all_ones, (words & 0x80000000) | 0x7F7FFFFF, words)
+        words = torch.where(words >= 2**31, words - 2**32, words)
+        return words.to(torch.int32).view(torch.float32).double()
+
+
+class ExponentEncoding(NumberEncoding):
+    """Exponent embedding (Thawani et al. baseline): one embedding per log-spaced magnitude bin.
+
+    ``N = exponent_num_bins`` bins split ``[exponent_min, exponent_max]`` evenly in log10.
+    Classes: 0 is the value zero, ``1..N`` the positive bins, ``N+1..2N`` the negative bins.
+    The class embedding replaces the ``[NUM]`` embedding; the head classifies the class (CE)
+    and decoding returns the (geometric) bin centre with its sign, or 0.
+
+    Example:
+        >>> from hf_numbers import NumberBertConfig
+        >>> enc = ExponentEncoding(NumberBertConfig(hidden_size=32, number_encoding="exponent",
+        ...                                         exponent_num_bins=10, exponent_min=1.0, exponent_max=1e10))
+        >>> enc.classes(torch.tensor([0.0, 5.0, -5.0], dtype=torch.float64)).tolist()
+        [0, 1, 11]
+    """
+
+    name = "exponent"
+
+    def __init__(self, config: Any):
+        super().__init__(config)
+        self.num_bins = int(config.exponent_num_bins)
+        self.min_value = float(config.exponent_min)
+        self.max_value = float(config.exponent_max)
+        self.log_min = math.log10(self.min_value)
+        self.log_width = (math.log10(self.max_value) - self.log_min) / self.num_bins
+        self.class_embeddings = nn.Embedding(2 * self.num_bins + 1, self.hidden_size)
+        self.class_head = nn.Linear(self.hidden_size, 2 * self.num_bins + 1)
+        self.init_parameters()
+
+    def init_parameters(self) -> None:
+        init.normal_(self.class_embeddings.weight, mean=0.0, std=self.initializer_range)
+        init.normal_(self.class_head.weight, mean=0.0, std=self.initializer_range)
+        init.zeros_(self.class_head.bias)
+
+    def allowed_range(self) -> str:
+        return f"0 or finite values with {self.min_value:g} <= |x| <= {self.max_value:g} (exponent_min, exponent_max)"
+
+    def _out_of_range(self, values: torch.Tensor) -> torch.Tensor:
+        magnitude = values.abs()
+        return (values != 0) & ((magnitude < self.min_value) | (magnitude > self.max_value))
+
+    def classes(self, values: torch.Tensor) -> torch.Tensor:
+        """Class index ``(N,)`` of in-range float64 ``values``."""
+        safe = values.abs().clamp(min=self.min_value)
+        bins = ((safe.log10() - self.log_min) / self.log_width).floor().long().clamp(0, self.num_bins - 1)
+        return torch.where(values == 0, 0, torch.where(values > 0, 1 + bins, 1 + self.num_bins + bins))
+
+    def centres(self, classes: torch.Tensor) -> torch.Tensor:
+        """Float64 value of each class: 0, or the geometric centre of its bin with its sign."""
+        bins = (classes - 1) % self.num_bins
+        magnitude = 10.0 ** (self.log_min + (bins.double() + 0.5) * self.log_width)
+        return torch.where(classes == 0, 0.0, torch.where(classes <= self.num_bins, magnitude, -magnitude))
+
+    def _embed_values(self, token_embeds: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+        return self.class_embeddings(self.classes(values))
+
+    def head(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        """``(B, L, 2N + 1)`` class logits."""
+        return self.class_head(hidden_states)
+
+    def _item_losses(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return F.cross_entropy(outputs, self.classes(targets), reduction="none")
+
+    def decode(self, head_output: torch.Tensor) -> torch.Tensor:
+        return self.centres(head_output.detach().argmax(-1))
+
+
+NUMBER_ENCODINGS_REGISTRY: dict[str, type[NumberEncoding]] = {
+    "xval": XValEncoding,
+    "fone": FoNEEncoding,
+    "float": FloatBitEncoding,
+    "exponent": ExponentEncoding,
+}
+
+
+def build_number_encoding(config: Any) -> NumberEncoding:
+    """The encoding named by ``config.number_encoding``, built from the config.
+
+    Example:
+        >>> from hf_numbers import NumberGPT2Config
+        >>> build_number_encoding(NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, number_encoding="float")).name
+        'float'
+    """
+    name = config.number_encoding
+    if name not in NUMBER_ENCODINGS_REGISTRY:
+        raise ValueError(f"number_encoding={name!r} is unknown; allowed: {', '.join(NUMBER_ENCODINGS_REGISTRY)}")
+    return NUMBER_ENCODINGS_REGISTRY[name](config)

@@ -1,0 +1,180 @@
+"""Producing numbers: generation for the causal model, mask filling for the masked models.
+
+:class:`NumberGenerationMixin` makes ``generate`` carry ``input_numbers`` between steps:
+after every step the number head's prediction at the last position becomes the value of the
+token just chosen, so a generated number token is fed back with its predicted value, and the
+output has ``numbers`` aligned with ``sequences``. :class:`NumberFillMaskMixin` adds
+``fill_mask`` to the masked LMs.
+
+This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
+imports nothing from ``hf_numbers`` outside that folder.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from transformers import GenerationConfig
+from transformers.generation.configuration_utils import GenerationMode
+from transformers.generation.utils import GenerateDecoderOnlyOutput
+from transformers.utils import ModelOutput
+
+__all__ = ["NumberFillMaskMixin", "NumberGenerateOutput", "NumberGenerationMixin"]
+
+_SUPPORTED_MODES = (GenerationMode.GREEDY_SEARCH, GenerationMode.SAMPLE)
+
+
+@dataclass
+class NumberGenerateOutput(GenerateDecoderOnlyOutput):
+    """``GenerateDecoderOnlyOutput`` plus ``numbers``: float64 ``(B, T)``, aligned with ``sequences``.
+
+    ``numbers`` holds the prompt's ``input_numbers`` for the prompt, the predicted value at
+    every generated number token and 1.0 (the tokenizer's fill value) at other generated tokens.
+    """
+
+    numbers: torch.DoubleTensor | None = None
+
+
+class _NumberTrace:
+    """The running ``input_numbers`` of one ``generate`` call, readable after it returns."""
+
+    __slots__ = ("numbers",)
+
+    def __init__(self) -> None:
+        self.numbers: torch.Tensor | None = None
+
+
+class NumberGenerationMixin:
+    """``generate`` with numbers for the causal number model (greedy search and sampling)."""
+
+    @torch.no_grad()
+    def generate(
+        self,
+        inputs: torch.Tensor | None = None,
+        generation_config: GenerationConfig | None = None,
+        *,
+        input_numbers: torch.Tensor | None = None,
+        **kwargs: Any,
+    ) -> ModelOutput | torch.LongTensor:
+        """transformers' ``generate``, with the values of number tokens read and written.
+
+        Pass ``input_numbers`` (the tokenizer's, shape of ``input_ids``) with the prompt. With
+        ``return_dict_in_generate=True`` the result is a :class:`NumberGenerateOutput` whose
+        ``numbers`` align with ``sequences``; otherwise only the token ids are returned, as in
+        transformers. Works with greedy search and sampling, with or without the KV cache and
+        for left-padded batches. Beam search, assisted decoding and chunked prefill raise
+        ``ValueError`` (the values of reordered beams or draft tokens are not tracked).
+
+        Example:
+            >>> batch = tokenizer(["x = 3.5, y ="], return_tensors="pt")  # doctest: +SKIP
+            >>> out = model.generate(**batch, max_new_tokens=5, return_dict_in_generate=True)  # doctest: +SKIP
+            >>> tokenizer.batch_decode(out.sequences, input_numbers=out.numbers)  # doctest: +SKIP
+        """
+        input_ids = inputs if inputs is not None else kwargs.get("input_ids")
+        if input_ids is None:
+            raise ValueError("generate() of a number model needs a prompt: pass input_ids (and input_numbers)")
+        self._check_generation_mode(generation_config, kwargs)
+        if input_numbers is None and self.number_mask(input_ids).any():
+            raise ValueError("the prompt contains number tokens but input_numbers is None; pass their values")
+        if input_numbers is None:
+            input_numbers = torch.ones(input_ids.shape, dtype=torch.float64, device=input_ids.device)
+        trace = _NumberTrace()
+        output = super().generate(
+            inputs,
+            generation_config,
+            input_numbers=torch.as_tensor(input_numbers, device=input_ids.device).double(),
+            number_trace=trace,
+            **kwargs,
+        )
+        if isinstance(output, torch.Tensor):
+            return output
+        sequences = output.sequences
+        generated_other = ~self.number_mask(sequences)
+        generated_other[:, : input_ids.shape[1]] = False
+        numbers = trace.numbers[:, : sequences.shape[1]].masked_fill(generated_other, 1.0)
+        return NumberGenerateOutput(**output, numbers=numbers)
+
+    def _check_generation_mode(self, generation_config: GenerationConfig | None, kwargs: dict[str, Any]) -> None:
+        config = copy.deepcopy(generation_config if generation_config is not None else self.generation_config)
+        config.update(**kwargs)
+        mode = config.get_generation_mode(kwargs.get("assistant_model"))
+        if mode not in _SUPPORTED_MODES:
+            raise ValueError(
+                f"number generation supports greedy search and sampling (num_beams=1, no assistant), got {mode!s}: "
+                "the values of beams or draft tokens are not tracked"
+            )
+        if config.prefill_chunk_size is not None:
+            raise ValueError("number generation does not support prefill_chunk_size; leave it None")
+
+    def prepare_inputs_for_generation(
+        self,
+        input_ids: torch.LongTensor,
+        input_numbers: torch.Tensor | None = None,
+        number_trace: _NumberTrace | None = None,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        """transformers' preparation plus ``input_numbers`` sliced like ``input_ids``."""
+        model_inputs = super().prepare_inputs_for_generation(input_ids, **kwargs)
+        if input_numbers is not None:
+            length = model_inputs["input_ids"].shape[1]
+            model_inputs["input_numbers"] = input_numbers[:, -length:].to(model_inputs["input_ids"].device)
+        return model_inputs
+
+    def _update_model_kwargs_for_generation(
+        self,
+        outputs: ModelOutput,
+        model_kwargs: dict[str, Any],
+        is_encoder_decoder: bool = False,
+        num_new_tokens: int = 1,
+    ) -> dict[str, Any]:
+        """Append the number head's last prediction(s) as the value(s) of the token(s) about to be chosen."""
+        model_kwargs = super()._update_model_kwargs_for_generation(
+            outputs, model_kwargs, is_encoder_decoder=is_encoder_decoder, num_new_tokens=num_new_tokens
+        )
+        numbers = model_kwargs.get("input_numbers")
+        if numbers is not None:
+            predicted = outputs.number_predictions[:, -num_new_tokens:].to(numbers.device)
+            model_kwargs["input_numbers"] = torch.cat([numbers, predicted], dim=-1)
+            if model_kwargs.get("number_trace") is not None:
+                model_kwargs["number_trace"].numbers = model_kwargs["input_numbers"]
+        return model_kwargs
+
+
+class NumberFillMaskMixin:
+    """``fill_mask`` for the masked number models."""
+
+    @torch.no_grad()
+    def fill_mask(
+        self,
+        input_ids: torch.LongTensor,
+        input_numbers: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        *,
+        mask_token_id: int,
+        **kwargs: Any,
+    ) -> tuple[torch.LongTensor, torch.DoubleTensor]:
+        """Fill every ``mask_token_id`` position with its most likely token, and numbers with their value.
+
+        Returns ``(ids, numbers)``: the ids with each masked position replaced by the token
+        head's argmax; the float64 numbers with the number head's decoded value where that
+        token is a number token and 1.0 (the tokenizer's fill value) at other filled positions.
+        Other positions keep their ids and values. ``kwargs`` go to ``forward``.
+
+        Example:
+            >>> batch = tokenizer(["it costs [MASK] dollars"], return_tensors="pt")  # doctest: +SKIP
+            >>> ids, nums = model.fill_mask(**batch, mask_token_id=tokenizer.mask_token_id)  # doctest: +SKIP
+            >>> tokenizer.decode(ids[0], input_numbers=nums[0], skip_special_tokens=True)  # doctest: +SKIP
+        """
+        outputs = self(input_ids=input_ids, input_numbers=input_numbers, attention_mask=attention_mask, **kwargs)
+        masked = input_ids == mask_token_id
+        ids = torch.where(masked, outputs.logits.argmax(-1), input_ids)
+        if input_numbers is None:
+            numbers = torch.ones(input_ids.shape, dtype=torch.float64, device=input_ids.device)
+        else:
+            numbers = torch.as_tensor(input_numbers, device=input_ids.device).double()
+        numbers = torch.where(masked, 1.0, numbers)
+        filled_numbers = masked & self.number_mask(ids)
+        return ids, torch.where(filled_numbers, outputs.number_predictions, numbers)

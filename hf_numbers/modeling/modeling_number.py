@@ -1,0 +1,400 @@
+"""Number-aware GPT-2, BERT and RoBERTa: token logits plus number predictions.
+
+``NumberGPT2ForCausalLM``, ``NumberBertForMaskedLM`` and ``NumberRobertaForMaskedLM`` subclass
+transformers' own classes, so plain GPT-2 / BERT / RoBERTa checkpoints load into them and
+reuse every weight. :class:`NumberModelMixin` holds everything the three share: the number
+positions come from ``isin(input_ids, config.num_token_ids)``, the number encoding (see
+``encodings.py``) replaces or transforms the word embeddings of those positions before
+position embeddings are added, and the loss is
+``token cross-entropy + number_loss_weight * number loss`` over ``[NUM]`` label positions.
+
+Starting from a plain checkpoint (the ``[NUM]`` tokens are new, so the embeddings grow)::
+
+    tokenizer = NumberGPT2Tokenizer.from_pretrained("path/to/gpt2")
+    model = NumberGPT2ForCausalLM.from_pretrained_backbone("path/to/gpt2", tokenizer, number_encoding="fone")
+
+which is ``from_pretrained(path, num_token_id=..., num_token_ids=..., number_encoding=...)``
+followed by ``resize_token_embeddings(len(tokenizer))``.
+
+This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
+imports nothing from ``hf_numbers`` outside that folder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+from transformers import BertForMaskedLM, GPT2LMHeadModel, RobertaForMaskedLM
+from transformers.cache_utils import Cache
+from transformers.modeling_utils import slice_logits_to_keep
+from transformers.models.roberta.modeling_roberta import RobertaEmbeddings
+from transformers.utils import ModelOutput
+from transformers.utils.generic import can_return_tuple
+
+from .configuration_number import NumberBertConfig, NumberGPT2Config, NumberRobertaConfig
+from .encodings import build_number_encoding
+from .generation_number import NumberFillMaskMixin, NumberGenerationMixin
+from .number_encoding import NumberEncoding
+
+__all__ = [
+    "NumberBertForMaskedLM",
+    "NumberCausalLMOutput",
+    "NumberGPT2ForCausalLM",
+    "NumberMaskedLMOutput",
+    "NumberModelMixin",
+    "NumberRobertaForMaskedLM",
+]
+
+
+@dataclass
+class NumberCausalLMOutput(ModelOutput):
+    """Output of :class:`NumberGPT2ForCausalLM`.
+
+    Attributes:
+        loss: ``token_loss + number_loss_weight * number_loss`` (when ``labels`` are given).
+        logits: token logits ``(B, L, V)``.
+        number_predictions: decoded float64 value ``(B, L)`` at every position; at position ``t``
+            it is the value of a number token at ``t + 1``.
+        token_loss: next-token cross-entropy.
+        number_loss: number loss over positions whose (shifted) label is a number token.
+        past_key_values, hidden_states, attentions: as in transformers' causal LM outputs.
+    """
+
+    loss: torch.FloatTensor | None = None
+    logits: torch.FloatTensor | None = None
+    number_predictions: torch.DoubleTensor | None = None
+    token_loss: torch.FloatTensor | None = None
+    number_loss: torch.FloatTensor | None = None
+    past_key_values: Cache | None = None
+    hidden_states: tuple[torch.FloatTensor, ...] | None = None
+    attentions: tuple[torch.FloatTensor, ...] | None = None
+
+
+@dataclass
+class NumberMaskedLMOutput(ModelOutput):
+    """Output of :class:`NumberBertForMaskedLM` and :class:`NumberRobertaForMaskedLM`.
+
+    Attributes:
+        loss: ``token_loss + number_loss_weight * number_loss`` (when ``labels`` are given).
+        logits: token logits ``(B, L, V)``.
+        number_predictions: decoded float64 value ``(B, L)`` at every position.
+        token_loss: masked-token cross-entropy.
+        number_loss: number loss over positions whose label is a number token.
+        hidden_states, attentions: as in transformers' masked LM outputs.
+    """
+
+    loss: torch.FloatTensor | None = None
+    logits: torch.FloatTensor | None = None
+    number_predictions: torch.DoubleTensor | None = None
+    token_loss: torch.FloatTensor | None = None
+    number_loss: torch.FloatTensor | None = None
+    hidden_states: tuple[torch.FloatTensor, ...] | None = None
+    attentions: tuple[torch.FloatTensor, ...] | None = None
+
+
+class NumberModelMixin:
+    """Number handling shared by the ``Number*`` models; a backbone subclass adds only its token head.
+
+    The number module lives in ``self.number_encoding`` (input embedding and number head).
+    With ``config.freeze_backbone`` (or after :meth:`freeze_backbone`) only it and the token
+    head's own parameters are trainable; see :meth:`freeze_backbone`.
+    """
+
+    accepts_loss_kwargs = False
+    causal: bool = False
+    output_class: type[ModelOutput] = NumberMaskedLMOutput
+    number_encoding: NumberEncoding
+
+    def post_init(self) -> None:
+        """Attach the number module, then run transformers' ``post_init`` (weight init, tying)."""
+        self.config._validate_number_fields()  # again: from_pretrained sets its kwargs after the config's checks
+        if not self.config.num_token_ids:
+            raise ValueError(
+                "config.num_token_id must be set to the id of the [NUM] token (tokenizer.num_token_id) "
+                "and config.num_token_ids to every number token id (tokenizer.num_token_ids)"
+            )
+        self.number_encoding = build_number_encoding(self.config)
+        super().post_init()
+        if self.config.freeze_backbone:
+            self.freeze_backbone()
+
+    def _init_weights(self, module: nn.Module) -> None:
+        super()._init_weights(module)
+        if isinstance(module, NumberEncoding):
+            module.init_parameters()
+
+    def _token_logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        """The backbone's token head."""
+        return self.get_output_embeddings()(hidden_states)
+
+    def _position_ids(self, input_ids: torch.Tensor, position_ids: torch.Tensor | None) -> torch.Tensor | None:
+        """Position ids to pass with ``inputs_embeds`` (the backbone's defaults unless overridden)."""
+        return position_ids
+
+    # ------------------------------------------------------------------ setup helpers
+    @classmethod
+    def from_pretrained_backbone(
+        cls,
+        pretrained_model_name_or_path: str,
+        tokenizer: Any,
+        pad_to_multiple_of: int | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Load a plain GPT-2 / BERT / RoBERTa checkpoint and add the tokenizer's number tokens.
+
+        Every backbone weight is reused; the embeddings grow to ``len(tokenizer)`` (new rows
+        initialised by transformers' mean resizing; ``pad_to_multiple_of``, e.g. 64, rounds the
+        size up, which keeps the token head's matrix shapes fast) and the number module is
+        initialised. ``kwargs`` go to ``from_pretrained`` (config fields such as ``number_encoding``).
+
+        Example:
+            >>> tok = NumberBertTokenizer.from_pretrained(path)  # doctest: +SKIP
+            >>> model = NumberBertForMaskedLM.from_pretrained_backbone(path, tok, number_encoding="float",
+            ...                                                       freeze_backbone=True)  # doctest: +SKIP
+        """
+        model = cls.from_pretrained(
+            pretrained_model_name_or_path,
+            num_token_id=tokenizer.num_token_id,
+            num_token_ids=list(tokenizer.num_token_ids),
+            **kwargs,
+        )
+        if len(tokenizer) > model.config.vocab_size or pad_to_multiple_of:
+            model.resize_token_embeddings(len(tokenizer), pad_to_multiple_of=pad_to_multiple_of)
+        return model
+
+    @classmethod
+    def from_pretrained(cls, *args: Any, **kwargs: Any) -> Any:
+        """transformers' ``from_pretrained``; the backbone stays frozen if ``config.freeze_backbone``."""
+        model = super().from_pretrained(*args, **kwargs)
+        if model.config.freeze_backbone:
+            model.freeze_backbone()
+        return model
+
+    def resize_token_embeddings(self, *args: Any, **kwargs: Any) -> nn.Embedding:
+        """transformers' ``resize_token_embeddings``; keeps the backbone frozen if ``config.freeze_backbone``."""
+        embeddings = super().resize_token_embeddings(*args, **kwargs)
+        if self.config.freeze_backbone:
+            self.freeze_backbone()
+        return embeddings
+
+    def freeze_backbone(self) -> None:
+        """Freeze the backbone (``self.base_model``, word embeddings included) for frozen-trunk fine-tuning.
+
+        Trainable afterwards: the number module and the token head's own parameters (BERT:
+        ``cls.predictions.transform`` and the output bias; RoBERTa: ``lm_head.dense``,
+        ``lm_head.layer_norm`` and the bias; GPT-2: none). The token head's output matrix is
+        tied to the word embeddings, so it stays frozen, and so does the ``[NUM]`` row.
+        Sets ``config.freeze_backbone`` so that a reloaded model stays frozen.
+
+        Example:
+            >>> model.freeze_backbone()  # doctest: +SKIP
+            >>> {n.split(".")[0] for n, p in model.named_parameters() if p.requires_grad}  # doctest: +SKIP
+            {'cls', 'number_encoding'}
+        """
+        self.config.freeze_backbone = True
+        for parameter in self.base_model.parameters():
+            parameter.requires_grad_(False)
+
+    def save_pretrained(self, save_directory: Any, *args: Any, **kwargs: Any) -> Any:
+        """transformers' ``save_pretrained``; ``auto_map`` also maps ``AutoModel`` to this class."""
+        module = type(self).__module__.rsplit(".", 1)[-1]
+        auto_map = dict(getattr(self.config, "auto_map", None) or {})
+        self.config.auto_map = {**auto_map, "AutoModel": f"{module}.{type(self).__name__}"}
+        return super().save_pretrained(save_directory, *args, **kwargs)
+
+    # ------------------------------------------------------------------ forward
+    def number_mask(self, input_ids: torch.Tensor) -> torch.Tensor:
+        """Bool mask of the number tokens (``isin(input_ids, config.num_token_ids)``)."""
+        return torch.isin(input_ids, torch.tensor(self.config.num_token_ids, device=input_ids.device))
+
+    def _checked_numbers(self, input_ids: torch.Tensor, input_numbers: Any, is_num: torch.Tensor) -> torch.Tensor:
+        if input_numbers is None:
+            if is_num.any():
+                raise ValueError("input_ids contain number tokens but input_numbers is None; pass their values")
+            return torch.ones(input_ids.shape, dtype=torch.float64, device=input_ids.device)
+        numbers = torch.as_tensor(input_numbers, device=input_ids.device)
+        if numbers.shape != input_ids.shape:
+            raise ValueError(
+                f"input_numbers has shape {tuple(numbers.shape)} but input_ids has shape {tuple(input_ids.shape)}; "
+                "they must match (one value per token)"
+            )
+        if numbers.is_complex() or numbers.dtype == torch.bool:
+            raise ValueError(f"input_numbers must hold real numbers (float64 preferred), got dtype {numbers.dtype}")
+        numbers = numbers.double()
+        self.number_encoding.check_numbers(numbers, is_num)
+        return numbers
+
+    @can_return_tuple
+    def forward(
+        self,
+        input_ids: torch.LongTensor | None = None,
+        input_numbers: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.LongTensor | None = None,
+        position_ids: torch.LongTensor | None = None,
+        labels: torch.LongTensor | None = None,
+        number_labels: torch.Tensor | None = None,
+        past_key_values: Cache | None = None,
+        use_cache: bool | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        logits_to_keep: int | torch.Tensor = 0,
+        **kwargs: Any,
+    ) -> ModelOutput:
+        """Token logits, number predictions and (with ``labels``) the combined loss.
+
+        Args:
+            input_ids: ``(B, L)`` token ids; number tokens are ``config.num_token_ids``.
+            input_numbers: ``(B, L)`` values (float64 kept); read only at number tokens.
+                May be None when there are no number tokens.
+            labels: token labels (-100 = ignored). Causal LM: shifted inside, as in GPT-2.
+            number_labels: ``(B, L)`` target values, aligned like ``labels``. Causal LM: defaults
+                to ``input_numbers``. Masked LM: required where ``labels`` hold a number token.
+            logits_to_keep: as in transformers (generation); not allowed with ``labels``.
+            Other arguments are passed to the backbone.
+
+        Example:
+            >>> out = model(input_ids=ids, input_numbers=nums, labels=ids)  # doctest: +SKIP
+            >>> out.loss, out.token_loss, out.number_loss, out.number_predictions.shape  # doctest: +SKIP
+        """
+        if input_ids is None or inputs_embeds is not None:
+            raise ValueError("number models take input_ids (number positions come from them), not inputs_embeds")
+        if labels is not None and not (isinstance(logits_to_keep, int) and logits_to_keep == 0):
+            raise ValueError("logits_to_keep cannot be combined with labels: the loss needs every position")
+        is_num = self.number_mask(input_ids)
+        numbers = self._checked_numbers(input_ids, input_numbers, is_num)
+        embeds = self.number_encoding.embed(self.get_input_embeddings()(input_ids), numbers, is_num)
+        backbone_kwargs = {"past_key_values": past_key_values, "use_cache": use_cache} if self.causal else {}
+        outputs = self.base_model(
+            inputs_embeds=embeds,
+            attention_mask=attention_mask,
+            token_type_ids=token_type_ids,
+            position_ids=self._position_ids(input_ids, position_ids),
+            **backbone_kwargs,
+            **kwargs,
+        )
+        hidden_states = slice_logits_to_keep(outputs.last_hidden_state, logits_to_keep)
+        logits = self._token_logits(hidden_states)
+        head_output = self.number_encoding.head(hidden_states)
+        loss = token_loss = number_loss = None
+        if labels is not None:
+            token_loss, number_loss = self._losses(logits, head_output, labels, number_labels, numbers)
+            loss = token_loss + self.config.number_loss_weight * number_loss
+        cache = {"past_key_values": outputs.past_key_values} if self.causal else {}
+        return self.output_class(
+            loss=loss,
+            logits=logits,
+            number_predictions=self.number_encoding.decode(head_output),
+            token_loss=token_loss,
+            number_loss=number_loss,
+            **cache,
+            hidden_states=outputs.hidden_states,
+            attentions=outputs.attentions,
+        )
+
+    def _losses(
+        self,
+        logits: torch.Tensor,
+        head_output: torch.Tensor,
+        labels: torch.Tensor,
+        number_labels: torch.Tensor | None,
+        numbers: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Token cross-entropy and number loss (both means; 0 when nothing is labelled)."""
+        if number_labels is None and self.causal:
+            number_labels = numbers
+        if number_labels is not None:
+            number_labels = torch.as_tensor(number_labels, device=labels.device).double()
+            if number_labels.shape != labels.shape:
+                raise ValueError(
+                    f"number_labels has shape {tuple(number_labels.shape)} but labels has shape "
+                    f"{tuple(labels.shape)}; they must match"
+                )
+        if self.causal:  # shift the labels, not the (large) logits: position t predicts token t + 1
+            labels = F.pad(labels[:, 1:], (0, 1), value=-100)
+            number_labels = F.pad(number_labels[:, 1:], (0, 1), value=1.0)
+        labelled_numbers = self.number_mask(labels)
+        if number_labels is None:
+            if labelled_numbers.any():
+                raise ValueError("labels contain number tokens but number_labels is None; pass their target values")
+            number_labels = torch.ones(labels.shape, dtype=torch.float64, device=labels.device)
+        token_loss = F.cross_entropy(
+            logits.flatten(0, -2).float(), labels.flatten(), ignore_index=-100, reduction="sum"
+        ) / (labels != -100).sum().clamp(min=1)
+        number_loss = self.number_encoding.loss(head_output, number_labels, labelled_numbers)
+        return token_loss, number_loss
+
+
+class NumberGPT2ForCausalLM(NumberGenerationMixin, NumberModelMixin, GPT2LMHeadModel):
+    """GPT-2 with a number encoding and number head; ``generate`` also returns the numbers.
+
+    Example:
+        >>> config = NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, vocab_size=100,
+        ...                           num_token_id=98, num_token_ids=[98, 99], number_encoding="xval")
+        >>> model = NumberGPT2ForCausalLM(config)
+        >>> ids = torch.tensor([[5, 98, 7]])
+        >>> out = model(input_ids=ids, input_numbers=torch.tensor([[1.0, 2.5, 1.0]], dtype=torch.float64),
+        ...             labels=ids)
+        >>> out.number_predictions.shape
+        torch.Size([1, 3])
+    """
+
+    config_class = NumberGPT2Config
+    causal = True
+    output_class = NumberCausalLMOutput
+
+
+class NumberBertForMaskedLM(NumberFillMaskMixin, NumberModelMixin, BertForMaskedLM):
+    """BERT masked LM with a number encoding and number head; :meth:`fill_mask` fills numbers too.
+
+    Example:
+        >>> config = NumberBertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        ...                           intermediate_size=64, vocab_size=100, num_token_id=99, number_encoding="float")
+        >>> model = NumberBertForMaskedLM(config)
+        >>> model(input_ids=torch.tensor([[2, 99, 3]]),
+        ...       input_numbers=torch.tensor([[1.0, -7.25, 1.0]], dtype=torch.float64)).logits.shape
+        torch.Size([1, 3, 100])
+    """
+
+    config_class = NumberBertConfig
+
+    def _token_logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        return self.cls(hidden_states)
+
+
+class NumberRobertaForMaskedLM(NumberFillMaskMixin, NumberModelMixin, RobertaForMaskedLM):
+    """RoBERTa masked LM with a number encoding and number head; :meth:`fill_mask` fills numbers too.
+
+    Position ids are computed from ``input_ids`` as RoBERTa does (padding keeps the padding
+    position), since the backbone only sees embeddings.
+
+    Example:
+        >>> config = NumberRobertaConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        ...                              intermediate_size=64, vocab_size=100, num_token_id=98,
+        ...                              num_token_ids=[98, 99], number_encoding="exponent")
+        >>> model = NumberRobertaForMaskedLM(config)
+        >>> model(input_ids=torch.tensor([[0, 99, 2]]),
+        ...       input_numbers=torch.tensor([[1.0, 300.0, 1.0]], dtype=torch.float64)).number_predictions.dtype
+        torch.float64
+    """
+
+    config_class = NumberRobertaConfig
+
+    def _token_logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        return self.lm_head(hidden_states)
+
+    def _position_ids(self, input_ids: torch.Tensor, position_ids: torch.Tensor | None) -> torch.Tensor:
+        if position_ids is not None:
+            return position_ids
+        return RobertaEmbeddings.create_position_ids_from_input_ids(input_ids, self.roberta.embeddings.padding_idx)
+
+
+NumberGPT2Config.register_for_auto_class()
+NumberBertConfig.register_for_auto_class()
+NumberRobertaConfig.register_for_auto_class()
+NumberGPT2ForCausalLM.register_for_auto_class("AutoModelForCausalLM")
+NumberBertForMaskedLM.register_for_auto_class("AutoModelForMaskedLM")
+NumberRobertaForMaskedLM.register_for_auto_class("AutoModelForMaskedLM")

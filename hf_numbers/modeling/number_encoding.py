@@ -1,0 +1,116 @@
+"""The interface every number encoding implements (see ``encodings.py`` for the encodings).
+
+A :class:`NumberEncoding` owns, for one way of representing numbers, the input embedding at
+number tokens, the number head, its loss and the decoding of head outputs into values.
+Subclasses implement the abstract methods; validation, embedding at the right positions and
+the masked loss reduction are shared here.
+
+This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
+imports nothing from ``hf_numbers`` outside that folder.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any
+
+import torch
+from torch import nn
+
+__all__ = ["FLOAT32_MAX", "NumberEncoding"]
+
+FLOAT32_MAX = float(torch.finfo(torch.float32).max)
+
+
+class NumberEncoding(nn.Module, abc.ABC):
+    """Interface of a number encoding (input embedding, head, loss, decoding).
+
+    Shapes: ``B`` batch, ``L`` sequence length, ``H`` hidden size. ``numbers`` are float64
+    values aligned with the tokens; ``is_num`` marks the number tokens. Positions outside
+    ``is_num`` are never read, so their fill value does not matter.
+
+    Example:
+        >>> from hf_numbers import NumberGPT2Config, build_number_encoding
+        >>> enc = build_number_encoding(NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, number_encoding="xval"))
+        >>> hidden = torch.zeros(1, 3, 32)
+        >>> enc.decode(enc.head(hidden)).shape
+        torch.Size([1, 3])
+    """
+
+    name: str = ""
+
+    def __init__(self, config: Any):
+        super().__init__()
+        self.hidden_size = int(config.hidden_size)
+        self.initializer_range = float(getattr(config, "initializer_range", 0.02) or 0.02)
+
+    # ------------------------------------------------------------------ per encoding
+    @abc.abstractmethod
+    def allowed_range(self) -> str:
+        """Human-readable description of the values this encoding accepts."""
+
+    @abc.abstractmethod
+    def _out_of_range(self, values: torch.Tensor) -> torch.Tensor:
+        """Bool mask of the finite float64 ``values`` (1-D) this encoding cannot represent."""
+
+    @abc.abstractmethod
+    def _embed_values(self, token_embeds: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+        """Embeddings ``(N, H)`` of the ``N`` number tokens from their token embeddings and float64 values."""
+
+    @abc.abstractmethod
+    def head(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        """Raw number-head outputs for every position of ``hidden_states`` ``(B, L, H)``."""
+
+    @abc.abstractmethod
+    def _item_losses(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """Loss ``(N,)`` of each selected head output (first dim ``N``) against its float64 target."""
+
+    @abc.abstractmethod
+    def decode(self, head_output: torch.Tensor) -> torch.Tensor:
+        """Decoded float64 value ``(B, L)`` at every position (finite for every head output)."""
+
+    @abc.abstractmethod
+    def init_parameters(self) -> None:
+        """Initialise this encoding's parameters (skips weights already loaded from a checkpoint)."""
+
+    # ------------------------------------------------------------------ shared
+    def check_numbers(self, numbers: torch.Tensor, is_num: torch.Tensor, name: str = "input_numbers") -> None:
+        """Raise ``ValueError`` if a value at an ``is_num`` position is non-finite or out of range.
+
+        Example:
+            >>> enc.check_numbers(torch.tensor([[float("nan")]]), torch.tensor([[True]]))  # doctest: +SKIP
+            Traceback (most recent call last):
+            ValueError: input_numbers holds nan at a number position ...
+        """
+        values = numbers[is_num].double()
+        finite = torch.isfinite(values)
+        bad = ~finite
+        bad[finite] = self._out_of_range(values[finite])
+        if bad.any():
+            first = values[bad][0].item()
+            raise ValueError(
+                f"{name} holds {first!r} at a number position ({int(bad.sum())} such values); "
+                f"the {self.name!r} encoding accepts {self.allowed_range()}"
+            )
+
+    def embed(self, inputs_embeds: torch.Tensor, numbers: torch.Tensor, is_num: torch.Tensor) -> torch.Tensor:
+        """Token embeddings ``(B, L, H)`` with the number embedding at ``is_num`` positions, others untouched.
+
+        ``numbers`` must have passed :meth:`check_numbers`.
+
+        Example:
+            >>> out = enc.embed(torch.ones(1, 2, 32), torch.tensor([[1.0, 2.5]], dtype=torch.float64),
+            ...                 torch.tensor([[False, True]]))  # doctest: +SKIP
+        """
+        new = self._embed_values(inputs_embeds[is_num], numbers[is_num].double())
+        return inputs_embeds.index_put((is_num,), new.to(inputs_embeds.dtype))
+
+    def loss(self, head_output: torch.Tensor, number_labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Mean number loss over the ``mask`` positions; 0 (still part of the graph) when ``mask`` is empty.
+
+        Example:
+            >>> loss = enc.loss(enc.head(hidden), labels, labels_are_numbers)  # doctest: +SKIP
+        """
+        self.check_numbers(number_labels, mask, name="number_labels")
+        per_item = self._item_losses(head_output[mask], number_labels[mask].double())
+        return per_item.sum() / mask.sum().clamp(min=1)

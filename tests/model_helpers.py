@@ -1,0 +1,110 @@
+"""Tiny number models and batches shared by the model tests (no network, random ids)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+
+from hf_numbers import (
+    NumberBertConfig,
+    NumberBertForMaskedLM,
+    NumberGPT2Config,
+    NumberGPT2ForCausalLM,
+    NumberRobertaConfig,
+    NumberRobertaForMaskedLM,
+)
+
+ENCODINGS = ("xval", "fone", "float", "exponent")
+BACKBONES = ("gpt2", "bert", "roberta")
+MODEL_CLASSES = {"gpt2": NumberGPT2ForCausalLM, "bert": NumberBertForMaskedLM, "roberta": NumberRobertaForMaskedLM}
+VOCAB = 100
+NUM_IDS = {"gpt2": [98, 99], "bert": [99], "roberta": [98, 99]}
+PAD_ID = 1
+MASK_ID = 4
+FIRST_WORD_ID = 5
+# Values every tiny encoding accepts: fone 4 + 2 digits, exponent bins over [1e-2, 1e4] (or 0).
+VALUES = (12.5, -3.25, 0.0, 150.0, 0.75, -42.0, 7.0, 1234.56)
+
+_ENCODING_OPTIONS = {
+    "fone_int_digits": 4,
+    "fone_frac_digits": 2,
+    "exponent_num_bins": 16,
+    "exponent_min": 1e-2,
+    "exponent_max": 1e4,
+}
+
+
+def tiny_config(backbone: str, encoding: str, **overrides):
+    """A 2-layer, hidden-32 config for ``backbone`` with dropout off (outputs are deterministic)."""
+    ids = NUM_IDS[backbone]
+    common = {
+        "vocab_size": VOCAB,
+        "number_encoding": encoding,
+        "num_token_id": ids[0],
+        "num_token_ids": ids,
+        "pad_token_id": PAD_ID,
+        **_ENCODING_OPTIONS,
+    }
+    if backbone == "gpt2":
+        sizes = {"n_embd": 32, "n_layer": 2, "n_head": 2, "n_positions": 64, "bos_token_id": 0, "eos_token_id": 0}
+        dropout = {"resid_pdrop": 0.0, "embd_pdrop": 0.0, "attn_pdrop": 0.0}
+        return NumberGPT2Config(**{**sizes, **dropout, **common, **overrides})
+    sizes = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64}
+    dropout = {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
+    config_class = NumberBertConfig if backbone == "bert" else NumberRobertaConfig
+    return config_class(**{**sizes, **dropout, "max_position_embeddings": 72, **common, **overrides})
+
+
+def tiny_model(backbone: str, encoding: str, seed: int = 0, **overrides):
+    """A freshly initialised tiny model (deterministic for a seed)."""
+    torch.manual_seed(seed)
+    return MODEL_CLASSES[backbone](tiny_config(backbone, encoding, **overrides))
+
+
+def random_batch(backbone: str, seed: int = 0, batch: int = 3, length: int = 12) -> dict[str, torch.Tensor]:
+    """Random ids with number tokens (positive, negative and zero values) and the backbone's labels.
+
+    Causal LM: ``labels = input_ids``. Masked LM: every second number token and 15% of the
+    words are replaced by ``[MASK]``; ``labels`` and ``number_labels`` hold the originals there, -100 / 1.0 elsewhere.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    ids = torch.randint(FIRST_WORD_ID, min(NUM_IDS[backbone]), (batch, length), generator=generator)
+    numbers = torch.ones(batch, length, dtype=torch.float64)
+    num_ids = NUM_IDS[backbone]
+    for row in range(batch):
+        for k, position in enumerate(range(1 + row % 2, length, 3)):
+            ids[row, position] = num_ids[(row + k) % len(num_ids)]
+            numbers[row, position] = VALUES[(3 * row + k) % len(VALUES)]
+    attention_mask = torch.ones_like(ids)
+    if backbone == "gpt2":
+        return {"input_ids": ids, "input_numbers": numbers, "attention_mask": attention_mask, "labels": ids.clone()}
+    is_num = torch.isin(ids, torch.tensor(num_ids))
+    every_second_number = is_num & (is_num.cumsum(-1) % 2 == 0)
+    masked = every_second_number | (~is_num & (torch.rand(ids.shape, generator=generator) < 0.15))
+    labels = torch.where(masked, ids, -100)
+    number_labels = torch.where(masked & is_num, numbers, 1.0)
+    return {
+        "input_ids": torch.where(masked, MASK_ID, ids),
+        "input_numbers": torch.where(masked, 1.0, numbers),
+        "attention_mask": attention_mask,
+        "labels": labels,
+        "number_labels": number_labels,
+    }
+
+
+def inputs_only(batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The batch without labels."""
+    return {key: batch[key] for key in ("input_ids", "input_numbers", "attention_mask")}
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Run torch single-threaded: tiny models only lose to intra-op threading (a lot, on a busy machine)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)

@@ -1,0 +1,246 @@
+"""The maths of each number encoding: features, bits, scaling, bins, heads, losses and range checks."""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Iterator
+from types import SimpleNamespace
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from model_helpers import ENCODINGS, VALUES, one_thread, tiny_config
+
+from hf_numbers import NUMBER_ENCODINGS, NUMBER_ENCODINGS_REGISTRY, NumberGPT2Config, build_number_encoding
+from hf_numbers.modeling.number_encoding import FLOAT32_MAX
+
+F64 = torch.float64
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _single_thread() -> Iterator[None]:
+    with one_thread():
+        yield
+
+
+def encoding(name: str, **overrides):
+    return build_number_encoding(tiny_config("gpt2", name, **overrides))
+
+
+def column(*values: float) -> torch.Tensor:
+    return torch.tensor(values, dtype=F64)
+
+
+def test_registry_covers_config_encodings() -> None:
+    assert set(NUMBER_ENCODINGS_REGISTRY) == set(NUMBER_ENCODINGS)
+
+
+def test_unknown_encoding_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="unknown; allowed: xval, fone, float, exponent"):
+        build_number_encoding(SimpleNamespace(number_encoding="bogus", hidden_size=32))
+    with pytest.raises(ValueError, match="number_encoding='bogus'"):
+        NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, number_encoding="bogus")
+
+
+# ---------------------------------------------------------------------- FoNE
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=-(10**6) + 1, max_value=10**6 - 1))
+def test_fone_features_recover_x_mod_10k(hundredths: int) -> None:
+    enc = encoding("fone")  # 4 integer + 2 fractional places: periods 10^-1 .. 10^4
+    x = hundredths / 100
+    features = enc.features(column(x))[0].view(enc.places, 2)
+    angles = torch.atan2(features[:, 1], features[:, 0]) % (2 * math.pi)
+    for place in range(enc.places):
+        period_hundredths = 10 ** (place + 1)
+        expected = (abs(hundredths) % period_hundredths) / period_hundredths  # |x| mod T, as a fraction of T
+        recovered = angles[place].item() / (2 * math.pi)
+        assert min(abs(recovered - expected), 1 - abs(recovered - expected)) < 1e-9
+
+
+def test_fone_features_are_exact_for_many_digits() -> None:
+    enc = encoding("fone", fone_int_digits=12, fone_frac_digits=3)
+    features = enc.features(column(987654321098.765))[0].view(enc.places, 2)
+    assert torch.allclose(features[0], column(math.cos(2 * math.pi * 0.5), math.sin(2 * math.pi * 0.5)), atol=1e-12)
+    assert enc.digits(column(987654321098.765)).flip(-1).tolist() == [[9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 9, 8, 7, 6, 5]]
+
+
+def fone_head_output(enc, values: torch.Tensor, scale: float = 8.0) -> torch.Tensor:
+    """Head outputs that put all their mass on the digits and sign of ``values``."""
+    digit_logits = torch.nn.functional.one_hot(enc.digits(values), 10).float().flatten(1) * scale
+    sign = torch.where(values < 0, scale, -scale).float()[:, None]
+    return torch.cat([digit_logits, sign], dim=-1)
+
+
+def test_fone_decodes_sign_and_decimals() -> None:
+    enc = encoding("fone")
+    values = column(*VALUES, -0.01, 9999.99)
+    assert enc.decode(fone_head_output(enc, values)).tolist() == values.tolist()
+
+
+def test_fone_head_reads_two_dims_per_place_at_init() -> None:
+    enc = encoding("fone")
+    hidden = torch.zeros(1, 1, 32)
+    hidden[0, 0, 2 * 3 : 2 * 3 + 2] = torch.tensor([math.cos(2 * math.pi * 0.7), math.sin(2 * math.pi * 0.7)])
+    logits = enc.head(hidden)[0, 0, :-1].view(enc.places, 10)
+    assert logits[3].argmax().item() == 7
+
+
+def test_fone_rejects_more_digits_than_configured() -> None:
+    enc = encoding("fone")
+    is_num = torch.tensor([True])
+    enc.check_numbers(column(9999.99), is_num)
+    enc.check_numbers(column(0.1 + 0.2), is_num)  # float noise below the last place is not a digit
+    for too_large in (12345.0, 10000.0, 9999.999999999999):  # the last one rounds to 10^4
+        with pytest.raises(ValueError, match=r"\|x\| < 10\^4 and at most 2 fractional digits"):
+            enc.check_numbers(column(too_large), is_num)
+    with pytest.raises(ValueError, match="1.234"):
+        enc.check_numbers(column(1.234), is_num)
+
+
+def test_fone_hidden_size_must_fit_features() -> None:
+    with pytest.raises(ValueError, match=r"2 \* \(fone_int_digits \+ fone_frac_digits\) <= hidden_size"):
+        encoding("fone", fone_int_digits=15, fone_frac_digits=2)
+    with pytest.raises(ValueError, match="<= 15"):
+        encoding("fone", n_embd=64, fone_int_digits=14, fone_frac_digits=2)
+
+
+# ---------------------------------------------------------------------- float bits
+@settings(max_examples=200, deadline=None)
+@given(st.floats(width=32, allow_nan=False, allow_infinity=False))
+def test_float_bits_match_struct_pack(x: float) -> None:
+    bits = encoding("float").bits(column(x))[0]
+    expected = "".join(f"{byte:08b}" for byte in struct.pack(">f", x))
+    assert "".join(str(int(b)) for b in bits.tolist()) == expected
+
+
+def test_float_decode_round_trips_float32() -> None:
+    enc = encoding("float")
+    values = column(*VALUES, 3.14159, -1e-40, 1e30, FLOAT32_MAX)
+    logits = (2 * enc.bits(values) - 1) * 5
+    assert enc.decode(logits).tolist() == values.float().double().tolist()
+
+
+@pytest.mark.parametrize("word", [0x7F800000, 0xFF800000, 0x7FC00000, 0xFFFFFFFF])
+def test_float_decode_saturates_inf_and_nan_patterns(word: int) -> None:
+    bits = torch.tensor([(word >> shift) & 1 for shift in range(31, -1, -1)], dtype=torch.float32)
+    decoded = encoding("float").decode((2 * bits - 1)[None] * 5).item()
+    assert math.isfinite(decoded) and abs(decoded) == FLOAT32_MAX
+    assert (decoded < 0) == bool(word >> 31)
+
+
+def test_float_rejects_values_beyond_float32() -> None:
+    with pytest.raises(ValueError, match="finite float32"):
+        encoding("float").check_numbers(column(1e39), torch.tensor([True]))
+
+
+# ---------------------------------------------------------------------- xVal
+def test_xval_scaling_is_linear_in_the_value() -> None:
+    enc = encoding("xval")
+    base = torch.randn(1, 1, 32)
+    is_num = torch.tensor([[True]])
+
+    def embed(x: float) -> torch.Tensor:
+        return enc.embed(base, torch.tensor([[x]], dtype=F64), is_num)[0, 0]
+
+    assert torch.allclose(embed(2.5), 2.5 * base[0, 0])
+    assert torch.allclose(embed(-1.5) + embed(4.0), embed(2.5), atol=1e-6)
+    assert torch.equal(embed(0.0), torch.zeros(32))
+
+
+def test_xval_head_is_a_scalar_mlp_with_mse() -> None:
+    enc = encoding("xval")
+    assert [type(m).__name__ for m in enc.mlp] == ["Linear", "GELU", "Linear"]
+    assert enc.mlp[0].out_features == 32 and enc.mlp[0].bias is not None
+    outputs = torch.tensor([[1.0, 2.0]], requires_grad=True)
+    loss = enc.loss(outputs, torch.tensor([[3.0, 2.0]], dtype=F64), torch.tensor([[True, True]]))
+    assert loss.item() == pytest.approx(2.0)
+    assert enc.decode(outputs).dtype == F64
+
+
+# ---------------------------------------------------------------------- exponent
+def test_exponent_bins_and_centres() -> None:
+    enc = encoding("exponent")  # 16 bins over [1e-2, 1e4]
+    values = column(0.0, 1e-2, 0.5, 12.5, 1e4, -3.0, -1e4)
+    classes = enc.classes(values)
+    assert classes[0] == 0 and classes[1] == 1 and classes[4] == 16 and classes[6] == 32
+    centres = enc.centres(classes)
+    assert centres[0] == 0
+    width = enc.log_width
+    for value, centre in zip(values[1:].tolist(), centres[1:].tolist(), strict=True):
+        assert (value < 0) == (centre < 0)
+        assert abs(math.log10(abs(centre)) - math.log10(abs(value))) <= width / 2 + 1e-9 or abs(value) == 1e4
+    logits = torch.nn.functional.one_hot(classes, 33).float()
+    assert enc.decode(logits).tolist() == centres.tolist()
+
+
+def test_exponent_rejects_magnitudes_outside_the_bins() -> None:
+    enc = encoding("exponent")
+    enc.check_numbers(column(0.0, 1e-2, -1e4), torch.tensor([True, True, True]))
+    for bad in (1e-3, -1e5):
+        with pytest.raises(ValueError, match=r"0 or finite values with 0.01 <= \|x\| <= 10000"):
+            enc.check_numbers(column(bad), torch.tensor([True]))
+
+
+# ---------------------------------------------------------------------- all encodings
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_embed_touches_only_number_positions(name: str) -> None:
+    enc = encoding(name)
+    embeds = torch.randn(2, 4, 32)
+    numbers = torch.tensor([[12.5, float("nan"), -3.25, 1.0], [0.0, 7.0, float("inf"), 150.0]], dtype=F64)
+    is_num = torch.tensor([[True, False, True, False], [True, True, False, True]])
+    enc.check_numbers(numbers, is_num)  # non-finite fill values at other positions are never read
+    out = enc.embed(embeds, numbers, is_num)
+    assert torch.equal(out[~is_num], embeds[~is_num])
+    assert torch.isfinite(out).all() and not torch.equal(out[is_num], embeds[is_num])
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_non_finite_numbers_are_value_errors(name: str, bad: float) -> None:
+    with pytest.raises(ValueError, match=f"input_numbers holds {bad!r} at a number position"):
+        encoding(name).check_numbers(column(1.5, bad), torch.tensor([True, True]))
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_loss_is_zero_with_a_graph_when_nothing_is_labelled(name: str) -> None:
+    enc = encoding(name)
+    head_output = enc.head(torch.randn(2, 3, 32, requires_grad=True))
+    labels = torch.full((2, 3), float("nan"), dtype=F64)  # unlabelled positions are never read
+    loss = enc.loss(head_output, labels, torch.zeros(2, 3, dtype=torch.bool))
+    assert loss.item() == 0 and loss.requires_grad
+    loss.backward()
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_loss_is_finite_and_decode_has_one_value_per_position(name: str) -> None:
+    enc = encoding(name)
+    head_output = enc.head(torch.randn(2, 3, 32))
+    labels = column(*VALUES[:6]).view(2, 3)
+    mask = torch.tensor([[True, False, True], [True, True, False]])
+    assert torch.isfinite(enc.loss(head_output, labels, mask))
+    decoded = enc.decode(head_output)
+    assert decoded.shape == (2, 3) and decoded.dtype == F64 and torch.isfinite(decoded).all()
+    with pytest.raises(ValueError, match="number_labels holds nan"):
+        enc.loss(head_output, labels.masked_fill(mask, float("nan")), mask)
+
+
+@pytest.mark.parametrize("name", ["fone", "float", "exponent"])
+def test_loss_is_lowest_at_the_truth(name: str) -> None:
+    enc = encoding(name)
+    values = column(12.5, -3.25, 150.0)
+    if name == "fone":
+        right, wrong = fone_head_output(enc, values), fone_head_output(enc, column(13.5, 3.25, 151.0))
+        decoded = values
+    elif name == "float":
+        right, wrong = (2 * enc.bits(values) - 1) * 5, (2 * enc.bits(-values * 2) - 1) * 5
+        decoded = values.float().double()
+    else:
+        classes = enc.classes(values)
+        right = torch.nn.functional.one_hot(classes, 33).float() * 8
+        wrong = torch.nn.functional.one_hot(classes + 1, 33).float() * 8
+        decoded = enc.centres(classes)
+    mask = torch.ones(3, dtype=torch.bool)
+    assert enc.loss(right, values, mask) < 0.1 < enc.loss(wrong, values, mask)
+    assert enc.decode(right).tolist() == decoded.tolist()

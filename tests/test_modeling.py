@@ -1,0 +1,279 @@
+"""Number models: one matrix of 4 encodings x 3 backbones, input checks, and the real pretrained BERT."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import torch
+from model_helpers import (
+    BACKBONES,
+    ENCODINGS,
+    MODEL_CLASSES,
+    NUM_IDS,
+    VOCAB,
+    inputs_only,
+    one_thread,
+    random_batch,
+    tiny_config,
+    tiny_model,
+)
+from transformers import AutoModel, BertConfig, BertForMaskedLM, GPT2LMHeadModel
+
+from hf_numbers import NumberBertForMaskedLM, NumberBertTokenizer
+
+MATRIX = pytest.mark.parametrize("backbone,encoding", [(b, e) for b in BACKBONES for e in ENCODINGS])
+CODE_FILES = (
+    "modeling_number.py",
+    "generation_number.py",
+    "encodings.py",
+    "number_encoding.py",
+    "configuration_number.py",
+)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _single_thread() -> Iterator[None]:
+    with one_thread():
+        yield
+
+
+def outputs_equal(a, b) -> bool:
+    return torch.equal(a.logits, b.logits) and torch.equal(a.number_predictions, b.number_predictions)
+
+
+# ---------------------------------------------------------------------- the matrix
+@MATRIX
+def test_forward_shapes_loss_and_backward(backbone: str, encoding: str) -> None:
+    model = tiny_model(backbone, encoding)
+    batch = random_batch(backbone)
+    out = model(**batch)
+    batch_size, length = batch["input_ids"].shape
+    assert out.logits.shape == (batch_size, length, VOCAB)
+    assert out.number_predictions.shape == (batch_size, length)
+    assert out.number_predictions.dtype == torch.float64 and torch.isfinite(out.number_predictions).all()
+    assert torch.isfinite(out.loss) and out.number_loss > 0
+    assert torch.allclose(out.loss, out.token_loss + model.config.number_loss_weight * out.number_loss)
+    assert model(**inputs_only(batch)).loss is None
+    assert model(**batch, return_dict=False)[0] is not None  # tuples start with the loss
+    out.loss.backward()
+    for name, parameter in model.number_encoding.named_parameters():
+        assert parameter.grad is not None and parameter.grad.abs().sum() > 0, name
+
+
+@MATRIX
+def test_a_few_steps_lower_the_loss(backbone: str, encoding: str) -> None:
+    model = tiny_model(backbone, encoding)
+    batch = random_batch(backbone, seed=1)
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    first = model(**batch)
+    for _ in range(10):
+        loss = model(**batch).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    last = model(**batch)
+    assert last.loss < first.loss and last.number_loss < first.number_loss and last.token_loss < first.token_loss
+
+
+@MATRIX
+def test_save_and_load_give_identical_outputs(backbone: str, encoding: str, tmp_path: Path) -> None:
+    model = tiny_model(backbone, encoding).eval()
+    model.save_pretrained(tmp_path)
+    assert (tmp_path / "model.safetensors").exists()
+    batch = inputs_only(random_batch(backbone))
+    with torch.no_grad():
+        expected = model(**batch)
+        for loaded in (MODEL_CLASSES[backbone].from_pretrained(tmp_path), AutoModel.from_pretrained(tmp_path)):
+            assert type(loaded) is type(model)
+            assert outputs_equal(loaded.eval()(**batch), expected)
+
+
+_REMOTE_SCRIPT = """
+import sys
+sys.modules["hf_numbers"] = None  # the package is not importable: only the checkpoint's own code may be used
+import torch
+from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
+
+torch.set_num_threads(1)  # as in the tests, so that both sides compute bit-identical outputs
+root = sys.argv[1]
+for name in sys.argv[2:]:
+    path = f"{root}/{name}"
+    auto_class = AutoModelForCausalLM if name.startswith("gpt2") else AutoModelForMaskedLM
+    model = auto_class.from_pretrained(path, trust_remote_code=True).eval()
+    with torch.no_grad():
+        out = model(**torch.load(f"{path}/inputs.pt"))
+    result = {"logits": out.logits, "number_predictions": out.number_predictions, "module": type(model).__module__}
+    torch.save(result, f"{path}/remote_outputs.pt")
+"""
+
+
+@pytest.fixture(scope="module")
+def remote_checkpoints(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every matrix model saved and reloaded with trust_remote_code in ONE fresh interpreter."""
+    root = tmp_path_factory.mktemp("remote")
+    names = []
+    for backbone in BACKBONES:
+        for encoding in ENCODINGS:
+            name = f"{backbone}-{encoding}"
+            tiny_model(backbone, encoding).save_pretrained(root / name)
+            torch.save(inputs_only(random_batch(backbone)), root / name / "inputs.pt")
+            names.append(name)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_MODULES_CACHE=str(root / "modules"))
+    result = subprocess.run(
+        [sys.executable, "-c", _REMOTE_SCRIPT, str(root), *names],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return root
+
+
+@MATRIX
+def test_remote_code_load_in_a_fresh_interpreter(backbone: str, encoding: str, remote_checkpoints: Path) -> None:
+    path = remote_checkpoints / f"{backbone}-{encoding}"
+    auto_map = json.loads((path / "config.json").read_text())["auto_map"]
+    task = "AutoModelForCausalLM" if backbone == "gpt2" else "AutoModelForMaskedLM"
+    assert set(auto_map) == {"AutoConfig", "AutoModel", task}
+    assert all((path / file).exists() for file in CODE_FILES)
+    remote = torch.load(path / "remote_outputs.pt")
+    assert remote["module"].startswith("transformers_modules.")
+    with torch.no_grad():
+        local = tiny_model(backbone, encoding).eval()(**torch.load(path / "inputs.pt"))
+    assert torch.equal(local.logits, remote["logits"])
+    assert torch.equal(local.number_predictions, remote["number_predictions"])
+
+
+# ---------------------------------------------------------------------- losses and positions
+def test_causal_number_loss_uses_shifted_number_labels() -> None:
+    model = tiny_model("gpt2", "fone")
+    batch = random_batch("gpt2")
+    ids, numbers = batch["input_ids"], batch["input_numbers"]
+    default = model(**batch)
+    explicit = model(**batch, number_labels=numbers)
+    assert torch.equal(default.number_loss, explicit.number_loss)
+    is_num = torch.isin(ids, torch.tensor(NUM_IDS["gpt2"]))
+    ignored = model(**batch | {"number_labels": numbers.masked_fill(~is_num, float("nan"))})
+    assert torch.equal(ignored.number_loss, default.number_loss)  # only number-token labels are read
+    changed = model(**batch | {"number_labels": numbers.masked_fill(is_num, 7.0)})
+    assert not torch.equal(changed.number_loss, default.number_loss)
+    no_number_labels = model(**batch | {"labels": ids.masked_fill(is_num, -100)})
+    assert no_number_labels.number_loss == 0 and torch.isfinite(no_number_labels.loss)
+
+
+@pytest.mark.parametrize("backbone", BACKBONES)
+def test_number_positions_come_from_ids_not_values(backbone: str) -> None:
+    model = tiny_model(backbone, "xval").eval()
+    batch = inputs_only(random_batch(backbone))
+    is_num = torch.isin(batch["input_ids"], torch.tensor(NUM_IDS[backbone]))
+    with torch.no_grad():
+        base = model(**batch)
+        refilled = model(**batch | {"input_numbers": batch["input_numbers"].masked_fill(~is_num, float("nan"))})
+    assert outputs_equal(base, refilled)
+
+
+def test_gpt2_matches_the_plain_backbone_without_numbers() -> None:
+    model = tiny_model("gpt2", "float").eval()
+    plain = GPT2LMHeadModel(tiny_config("gpt2", "float")).eval()
+    backbone_state = {k: v for k, v in model.state_dict().items() if not k.startswith("number_encoding.")}
+    plain.load_state_dict(backbone_state, strict=True)
+    ids = torch.randint(5, 98, (2, 9))
+    with torch.no_grad():
+        assert torch.allclose(model(input_ids=ids).logits, plain(input_ids=ids).logits, atol=1e-6)
+
+
+# ---------------------------------------------------------------------- invalid inputs
+@pytest.mark.parametrize("backbone", BACKBONES)
+def test_invalid_inputs_are_value_errors(backbone: str) -> None:
+    model = tiny_model(backbone, "fone")
+    batch = random_batch(backbone)
+    ids, numbers = batch["input_ids"], batch["input_numbers"]
+    is_num = torch.isin(ids, torch.tensor(NUM_IDS[backbone]))
+    cases = {
+        "input_numbers has shape": {"input_ids": ids, "input_numbers": numbers[:, :-1]},
+        "input_numbers holds nan": {"input_ids": ids, "input_numbers": numbers.masked_fill(is_num, float("nan"))},
+        "input_numbers holds inf": {"input_ids": ids, "input_numbers": numbers.masked_fill(is_num, float("inf"))},
+        r"holds 123456.0 .* \|x\| < 10\^4": {"input_ids": ids, "input_numbers": numbers.masked_fill(is_num, 123456.0)},
+        "input_numbers is None": {"input_ids": ids},
+        "not inputs_embeds": {"input_ids": ids, "input_numbers": numbers, "inputs_embeds": torch.zeros(3, 12, 32)},
+        "number_labels has shape": batch | {"number_labels": numbers[:, :-1]},
+        "number_labels holds nan": batch | {"number_labels": torch.full_like(numbers, float("nan"))},
+    }
+    if backbone != "gpt2":
+        cases["number_labels is None"] = {k: v for k, v in batch.items() if k != "number_labels"}
+    for message, kwargs in cases.items():
+        with pytest.raises(ValueError, match=message):
+            model(**kwargs)
+
+
+def test_config_needs_a_number_token() -> None:
+    with pytest.raises(ValueError, match="num_token_id must be set"):
+        MODEL_CLASSES["bert"](tiny_config("bert", "xval", num_token_id=None, num_token_ids=None))
+
+
+# ---------------------------------------------------------------------- freezing and real checkpoints
+@pytest.mark.parametrize("backbone", BACKBONES)
+def test_freeze_backbone_survives_save_load_and_resize(backbone: str, tmp_path: Path) -> None:
+    model = tiny_model(backbone, "exponent")
+    model.freeze_backbone()
+    model.save_pretrained(tmp_path)
+    loaded = MODEL_CLASSES[backbone].from_pretrained(tmp_path)
+    loaded.resize_token_embeddings(VOCAB + 4)
+    for candidate in (model, loaded):
+        assert not any(p.requires_grad for p in candidate.base_model.parameters())
+        assert all(p.requires_grad for p in candidate.number_encoding.parameters())
+
+
+def test_plain_bert_checkpoint_loads_and_reuses_every_weight(tmp_path: Path) -> None:
+    sizes = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64}
+    plain = BertForMaskedLM(BertConfig(vocab_size=VOCAB - 1, **sizes))
+    plain.save_pretrained(tmp_path)
+    model = NumberBertForMaskedLM.from_pretrained(tmp_path, number_encoding="float", num_token_id=VOCAB - 1)
+    model.resize_token_embeddings(VOCAB)
+    state = model.state_dict()
+    for name, weight in plain.state_dict().items():
+        assert torch.equal(state[name][: weight.shape[0]] if state[name].shape != weight.shape else state[name], weight)
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_real_bert_frozen_trunk_training_step(encoding: str, real_bert_dir: Path) -> None:
+    """all-MiniLM-L6-v2 (a BertModel, no MLM head) with the trunk frozen: one step trains only the number module
+    and the token head's own (untied) parameters, which are new here."""
+    tokenizer = NumberBertTokenizer.from_pretrained(real_bert_dir)
+    model = NumberBertForMaskedLM.from_pretrained_backbone(
+        real_bert_dir, tokenizer, number_encoding=encoding, freeze_backbone=True
+    )
+    assert model.config.vocab_size == len(tokenizer) == 30523
+    trainable = {name for name, p in model.named_parameters() if p.requires_grad}
+    assert trainable and all(
+        name.startswith(("number_encoding.", "cls.predictions.transform.")) or name == "cls.predictions.bias"
+        for name in trainable
+    )
+    assert {name for name in trainable if name.startswith("number_encoding.")} == {
+        f"number_encoding.{name}" for name, _ in model.number_encoding.named_parameters()
+    }
+    batch = tokenizer(
+        ["the temperature was 21.5 degrees", "it cost -3.25 dollars and 12 cents"], padding=True, return_tensors="pt"
+    )
+    is_num = torch.isin(batch["input_ids"], torch.tensor(tokenizer.num_token_ids))
+    batch["labels"] = batch["input_ids"].masked_fill(~is_num, -100)
+    batch["number_labels"] = batch["input_numbers"]
+    batch["input_ids"] = batch["input_ids"].masked_fill(is_num, tokenizer.mask_token_id)
+    trunk_before = model.bert.encoder.layer[0].attention.self.query.weight.clone()
+    number_before = [p.clone() for p in model.number_encoding.parameters()]
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-3)
+    out = model(**batch)
+    assert torch.isfinite(out.loss) and out.number_loss > 0
+    out.loss.backward()
+    optimizer.step()
+    assert torch.equal(model.bert.encoder.layer[0].attention.self.query.weight, trunk_before)
+    assert all(not torch.equal(a, b) for a, b in zip(number_before, model.number_encoding.parameters(), strict=True))
