@@ -1,0 +1,156 @@
+"""The ``hf-numbers`` command: make-data, train, evaluate, demo.
+
+    hf-numbers make-data --task lookup --output data/lookup
+    hf-numbers train --task lookup --backbone gpt2 --number_encoding xval --output_dir runs/lookup
+    hf-numbers evaluate --checkpoint runs/lookup/final --task lookup
+    hf-numbers demo
+
+``train`` takes every field of :class:`~hf_numbers.training.NumberTrainingArguments`
+(``hf-numbers train --help`` lists them) and runs unchanged under ``accelerate launch``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import datasets
+import torch
+from transformers import HfArgumentParser
+
+from .data import TASKS
+from .evaluation import compute_number_metrics, format_metrics_table
+from .evaluation.predict import scale_numbers
+from .training import NumberTrainingArguments, evaluate_splits, load_task, load_trained, run_training
+
+DEMO_ARGS = [
+    "--task",
+    "temperature",
+    "--backbone",
+    "gpt2",
+    "--number_encoding",
+    "xval",
+    "--output_dir",
+    "runs/demo",
+    "--max_steps",
+    "1000",
+    "--max_length",
+    "256",
+    "--eval_steps",
+    "500",
+    "--save_steps",
+    "500",
+]
+
+
+def _make_data(argv: Sequence[str]) -> None:
+    parser = argparse.ArgumentParser(
+        prog="hf-numbers make-data",
+        description="Generate a task and save it with datasets' save_to_disk (train/validation/test and OoD splits).",
+    )
+    parser.add_argument("--task", required=True, choices=sorted(TASKS), help="Which task to generate.")
+    parser.add_argument("--output", required=True, help="Folder to write the DatasetDict to.")
+    parser.add_argument("--train_size", type=int, default=4000, help="Training examples.")
+    parser.add_argument("--eval_size", type=int, default=200, help="Examples of every other split.")
+    parser.add_argument("--seed", type=int, default=0, help="Generator seed (same seed, same data).")
+    args = parser.parse_args(argv)
+    config = NumberTrainingArguments(
+        task=args.task, train_size=args.train_size, eval_size=args.eval_size, data_seed=args.seed
+    )
+    dataset = load_task(config)
+    dataset.save_to_disk(args.output)
+    print({split: len(data) for split, data in dataset.items()}, "->", args.output)
+
+
+def _train(argv: Sequence[str]) -> dict:
+    parser = HfArgumentParser(
+        NumberTrainingArguments,
+        prog="hf-numbers train",
+        description="Train a number-aware model, evaluate it, save it with its tokenizer "
+        "and scaler to <output_dir>/final, and write metrics.json and a plot.",
+    )
+    (args,) = parser.parse_args_into_dataclasses(list(argv))
+    return run_training(args)
+
+
+def _evaluate(argv: Sequence[str]) -> None:
+    parser = argparse.ArgumentParser(
+        prog="hf-numbers evaluate",
+        description="Evaluate a saved model on a task's splits; print a table and write metrics.json and a plot.",
+    )
+    parser.add_argument("--checkpoint", required=True, help="A folder written by `hf-numbers train` (…/final).")
+    parser.add_argument("--task", default=None, choices=sorted(TASKS), help="Task to generate (or use --data_dir).")
+    parser.add_argument("--data_dir", default=None, help="A dataset saved by `hf-numbers make-data`.")
+    parser.add_argument("--eval_size", type=int, default=200, help="Examples per split when generating the task.")
+    parser.add_argument("--seed", type=int, default=0, help="Generator seed when generating the task.")
+    parser.add_argument("--max_length", type=int, default=128, help="Truncate texts to this many tokens.")
+    parser.add_argument("--output_dir", default=None, help="Where to write metrics and plot (default: checkpoint).")
+    args = parser.parse_args(argv)
+    if not (args.task or args.data_dir):
+        parser.error("give --task or --data_dir")
+    model, tokenizer, scaler = load_trained(args.checkpoint)
+    dataset = load_task(
+        NumberTrainingArguments(
+            task=args.task or "lookup",
+            data_dir=args.data_dir,
+            train_size=1,
+            eval_size=args.eval_size,
+            data_seed=args.seed,
+        )
+    )
+    summary = evaluate_splits(
+        model, tokenizer, scaler, dataset, args.max_length, Path(args.output_dir or args.checkpoint)
+    )
+    print(format_metrics_table(summary["metrics"]))
+    print(f"plot: {summary['plot']}")
+
+
+def _demo(argv: Sequence[str]) -> None:
+    summary = _train([*DEMO_ARGS, *argv])
+    (args,) = HfArgumentParser(NumberTrainingArguments).parse_args_into_dataclasses([*DEMO_ARGS, *argv])
+    test = load_task(args)["test"]
+    baseline = compute_number_metrics([row["numbers"][row["answer_index"] - 1] for row in test], test["answer"])
+    print(
+        f"reference: repeating the number before the answer (last hour's value) gives test MSE {baseline['mse']:.4f}, "
+        f"R2 {baseline['r2']:.4f}"
+    )
+
+    model, tokenizer, scaler = load_trained(summary["final_dir"])
+    example = test[0]
+    enc = tokenizer(example["prompt"], return_tensors="pt")
+    enc["input_numbers"] = scale_numbers(enc["input_ids"], enc["input_numbers"], tokenizer.num_token_ids, scaler)
+    out = model.generate(
+        **enc, max_new_tokens=3, do_sample=False, return_dict_in_generate=True, pad_token_id=tokenizer.pad_token_id
+    )
+    is_num = torch.isin(out.sequences, torch.tensor(tokenizer.num_token_ids))
+    numbers = torch.where(is_num, scaler.inverse_transform(out.numbers), torch.ones_like(out.numbers))
+    text = tokenizer.decode(out.sequences[0], input_numbers=numbers[0], skip_special_tokens=True)
+    print(f"\nReloaded {type(model).__name__} from {summary['final_dir']} with AutoModel.from_pretrained.")
+    print(f"Greedy generation after a test prompt (true next value {example['answer_text']}):\n  ...{text[-90:]}")
+
+
+COMMANDS = {"make-data": _make_data, "train": _train, "evaluate": _evaluate, "demo": _demo}
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of the ``hf-numbers`` command.
+
+    Example:
+        >>> main(["make-data", "--task", "lookup", "--output", "/tmp/lookup"])  # doctest: +SKIP
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in COMMANDS:
+        print(__doc__.strip())
+        print(f"\ncommands: {', '.join(COMMANDS)}; `hf-numbers <command> --help` explains each option")
+        sys.exit(0 if argv and argv[0] in ("-h", "--help") else 2)
+    datasets.disable_progress_bars()
+    result = COMMANDS[argv[0]](argv[1:])
+    if isinstance(result, dict) and "metrics" in result:
+        Path(result["final_dir"]).parent.joinpath("summary.json").write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()

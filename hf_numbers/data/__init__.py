@@ -1,0 +1,37 @@
+"""Data for hf_numbers: the papers' tasks as ``datasets.DatasetDict`` objects, and the
+``NumberScaler`` that normalises numbers for the model and travels with the checkpoint.
+
+Example:
+    >>> from hf_numbers.data import make_task, task_scaler
+    >>> dd = make_task("lookup", train_size=100, validation_size=10, test_size=10, test_ood_size=10)
+    >>> dd["train"][0]["text"].startswith(dd["train"][0]["prompt"])
+    True
+"""
+
+from .arithmetic import fone_arithmetic, multi_operand, multiplication
+from .collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
+from .lookup import lookup
+from .orbits import orbits
+from .scaler import SCALER_FILE, NumberScaler
+from .tasks import TASKS, TaskSpec, make_task, task_scaler
+from .temperature import load_city_temperatures, temperature
+from .vocab import train_number_tokenizer
+
+__all__ = [
+    "DataCollatorForNumberCausalLM",
+    "DataCollatorForNumberMLM",
+    "SCALER_FILE",
+    "TASKS",
+    "NumberScaler",
+    "TaskSpec",
+    "fone_arithmetic",
+    "load_city_temperatures",
+    "lookup",
+    "make_task",
+    "multi_operand",
+    "multiplication",
+    "orbits",
+    "task_scaler",
+    "temperature",
+    "train_number_tokenizer",
+]

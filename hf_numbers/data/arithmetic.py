@@ -1,0 +1,263 @@
+"""Arithmetic tasks: xVal's multi-digit multiplication and multi-operand expressions
+(Golkar et al., §3.1) and FoNE's integer / decimal addition, subtraction and
+multiplication (Zhou et al.).
+
+Every example is ``"<expression> = <answer>"``, for instance ``"123 * 456 = 56088"``.
+The answer is the last number, so it can be generated (causal LM: the prompt is
+``"123 * 456 = "``) or masked (masked LM: mask ``numbers[answer_index]``).
+Binary operators are written with spaces around them (``12 - 3``) and negative
+values with the sign glued on (``= -722``), so a number parser reads ``-`` as an
+operator in the first case and as a sign in the second.
+
+These papers had no out-of-distribution split for arithmetic; the generators return
+``train``, ``validation`` and ``test``, pairwise disjoint (no expression repeats).
+Answers are exact: they are computed with Python integers and every value is kept
+below 2**53 so that its float64 ``answer`` is exact as well.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from datasets import DatasetDict, List, Value
+
+from ._common import (
+    MAX_EXACT_INTEGER,
+    TextBuilder,
+    check_int,
+    check_int_range,
+    check_seed,
+    check_sizes,
+    draw_unique,
+    format_scaled_integer,
+    make_dataset_dict,
+    split_rngs,
+)
+
+OPERATORS = ("+", "-", "*")
+FONE_OPERATIONS = {"add": "+", "subtract": "-", "multiply": "*"}
+
+
+def _apply(op: str, left: int, right: int) -> int:
+    if op == "+":
+        return left + right
+    if op == "-":
+        return left - right
+    return left * right
+
+
+def multiplication(
+    digits: int = 3,
+    train_size: int = 10_000,
+    validation_size: int = 1_000,
+    test_size: int = 1_000,
+    seed: int = 0,
+) -> DatasetDict:
+    """xVal's multi-digit multiplication: two operands of exactly ``digits`` digits each.
+
+    Text: ``"123 * 456 = 56088"``. Extra columns: ``operands`` (the two factors).
+    ``digits`` is 1 to 7 (xVal used 3, 4 and 5); the product then stays below 2**53.
+
+    Example:
+        >>> dd = multiplication(digits=3, train_size=4, validation_size=2, test_size=2)
+        >>> row = dd["train"][0]
+        >>> row["operands"][0] * row["operands"][1] == row["answer"]
+        True
+    """
+    digits = check_int("digits", digits, 1, 7)
+    seed = check_seed(seed)
+    sizes = check_sizes({"test": test_size, "validation": validation_size, "train": train_size})
+    low, high = 10 ** (digits - 1), 10**digits - 1
+    space = (high - low + 1) ** 2
+    if sum(sizes.values()) > space // 2:
+        raise ValueError(
+            f"{digits}-digit multiplication has {space} distinct problems; the split sizes must add up "
+            f"to at most half of that ({space // 2}), got {sum(sizes.values())}"
+        )
+
+    def sample(rng: np.random.Generator, split: str) -> tuple[int, int]:
+        return int(rng.integers(low, high + 1)), int(rng.integers(low, high + 1))
+
+    pairs = draw_unique(sizes, split_rngs(seed, f"multiplication{digits}", list(sizes)), sample, lambda p: p)
+    rows = {split: [_binary_row(a, b, "*", 0) for a, b in items] for split, items in pairs.items()}
+    return make_dataset_dict(rows, {"operands": List(Value("float64"))})
+
+
+def _binary_row(a: int, b: int, op: str, decimals: int) -> dict[str, Any]:
+    """Row for ``a op b`` where ``a`` and ``b`` are mantissas scaled by ``10**-decimals``."""
+    result = _apply(op, a, b)
+    result_decimals = 2 * decimals if op == "*" else decimals
+    builder = TextBuilder()
+    builder.number(format_scaled_integer(a, decimals))
+    builder.text(f" {op} ")
+    builder.number(format_scaled_integer(b, decimals))
+    builder.text(" = ")
+    builder.number(format_scaled_integer(result, result_decimals), answer=True)
+    operands = [float(format_scaled_integer(v, decimals)) for v in (a, b)]
+    return builder.build(operands=operands)
+
+
+@dataclass(frozen=True)
+class _Node:
+    """A binary expression tree: a leaf holds ``value``; an inner node ``op``, ``left``, ``right``.
+
+    Frozen, so a tree is hashable and compares by structure (used to keep expressions unique).
+    """
+
+    value: int = 0
+    op: str | None = None
+    left: _Node | None = None
+    right: _Node | None = None
+
+    def evaluate(self) -> int:
+        if self.op is None:
+            return self.value
+        return _apply(self.op, self.left.evaluate(), self.right.evaluate())
+
+    def write(self, builder: TextBuilder, top: bool = True) -> None:
+        """Write the expression, parenthesising every inner node but the root."""
+        if self.op is None:
+            builder.number(str(self.value))
+            return
+        builder.text("" if top else "(")
+        self.left.write(builder, top=False)
+        builder.text(f" {self.op} ")
+        self.right.write(builder, top=False)
+        builder.text("" if top else ")")
+
+    def leaves(self) -> list[int]:
+        if self.op is None:
+            return [self.value]
+        return self.left.leaves() + self.right.leaves()
+
+    def operators(self) -> list[str]:
+        """Operators in the order they are written (in-order traversal)."""
+        if self.op is None:
+            return []
+        return self.left.operators() + [self.op] + self.right.operators()
+
+    def depth(self) -> int:
+        return 0 if self.op is None else 1 + max(self.left.depth(), self.right.depth())
+
+
+def _random_tree(rng: np.random.Generator, n_leaves: int, max_digits: int) -> _Node:
+    if n_leaves == 1:
+        digits = int(rng.integers(1, max_digits + 1))
+        return _Node(value=int(rng.integers(10 ** (digits - 1) if digits > 1 else 0, 10**digits)))
+    n_left = int(rng.integers(1, n_leaves))
+    op = OPERATORS[int(rng.integers(len(OPERATORS)))]
+    return _Node(
+        op=op,
+        left=_random_tree(rng, n_left, max_digits),
+        right=_random_tree(rng, n_leaves - n_left, max_digits),
+    )
+
+
+def multi_operand(
+    operands: tuple[int, int] = (2, 4),
+    max_digits: int = 3,
+    train_size: int = 10_000,
+    validation_size: int = 1_000,
+    test_size: int = 1_000,
+    seed: int = 0,
+) -> DatasetDict:
+    """xVal's multi-operand arithmetic: random binary trees of ``+``, ``-``, ``*``.
+
+    Each expression has between ``operands[0]`` and ``operands[1]`` leaves (2 to 4 by
+    default, as in xVal; allowed 2 to 8). The tree shape is drawn by splitting the
+    leaves at a uniform point, each operator uniformly from ``+ - *``, and each
+    operand by first drawing its digit count uniformly in 1..``max_digits`` (1 to 4),
+    then its value uniformly among the non-negative integers with that many digits.
+    Inner nodes are parenthesised, so the text needs no precedence rules:
+    ``"(12 + 7) * (3 - 45) = -798"``. Extra columns: ``operands`` (leaves in
+    written order), ``operators`` (in written order), ``depth`` (tree depth).
+
+    Example:
+        >>> dd = multi_operand(train_size=4, validation_size=2, test_size=2)
+        >>> 2 <= len(dd["test"][0]["operands"]) <= 4
+        True
+    """
+    low, high = check_int_range("operands", operands, 2, 8)
+    max_digits = check_int("max_digits", max_digits, 1, 4)
+    seed = check_seed(seed)
+    sizes = check_sizes({"test": test_size, "validation": validation_size, "train": train_size})
+
+    def sample(rng: np.random.Generator, split: str) -> _Node:
+        while True:  # redraw the rare tree whose value float64 cannot hold exactly
+            tree = _random_tree(rng, int(rng.integers(low, high + 1)), max_digits)
+            if abs(tree.evaluate()) < MAX_EXACT_INTEGER:
+                return tree
+
+    trees = draw_unique(
+        sizes, split_rngs(seed, f"multi_operand{low}-{high}-{max_digits}", list(sizes)), sample, lambda t: t
+    )
+    rows = {split: [_tree_row(tree) for tree in items] for split, items in trees.items()}
+    return make_dataset_dict(
+        rows,
+        {"operands": List(Value("float64")), "operators": List(Value("string")), "depth": Value("int32")},
+    )
+
+
+def _tree_row(tree: _Node) -> dict[str, Any]:
+    builder = TextBuilder()
+    tree.write(builder)
+    builder.text(" = ")
+    builder.number(str(tree.evaluate()), answer=True)
+    return builder.build(operands=[float(v) for v in tree.leaves()], operators=tree.operators(), depth=tree.depth())
+
+
+def fone_arithmetic(
+    operation: str = "add",
+    int_digits: int = 6,
+    frac_digits: int = 0,
+    train_size: int = 10_000,
+    validation_size: int = 1_000,
+    test_size: int = 1_000,
+    seed: int = 0,
+) -> DatasetDict:
+    """FoNE's integer and decimal arithmetic: ``a + b``, ``a - b`` or ``a * b``.
+
+    Each operand is drawn uniformly among the non-negative decimals with at most
+    ``int_digits`` integer digits and exactly ``frac_digits`` decimals (``frac_digits=0``:
+    integers; FoNE's headline task is 6-digit integer addition). Decimals are written
+    with all their decimals (``"12.50 + 3.07 = 15.57"``); a product has ``2 * frac_digits``
+    decimals. Subtraction can give negative answers (``"3 - 12 = -9"``).
+    ``operation`` is ``"add"``, ``"subtract"`` or ``"multiply"``; ``int_digits + frac_digits``
+    is at most 15 for add / subtract and at most 7 for multiply, so answers are exact
+    in float64. Extra columns: ``operands``, ``operation``.
+
+    Example:
+        >>> dd = fone_arithmetic("add", int_digits=6, train_size=4, validation_size=2, test_size=2)
+        >>> row = dd["train"][0]
+        >>> sum(row["operands"]) == row["answer"]
+        True
+    """
+    if operation not in FONE_OPERATIONS:
+        raise ValueError(f"operation={operation!r} is unknown; allowed: {', '.join(FONE_OPERATIONS)}")
+    max_total = 7 if operation == "multiply" else 15
+    int_digits = check_int("int_digits", int_digits, 1, max_total)
+    frac_digits = check_int("frac_digits", frac_digits, 0, max_total - int_digits)
+    seed = check_seed(seed)
+    sizes = check_sizes({"test": test_size, "validation": validation_size, "train": train_size})
+    total_digits = int_digits + frac_digits
+    space = 10 ** (2 * total_digits)
+    if sum(sizes.values()) > space // 2:
+        raise ValueError(
+            f"{operation} with {int_digits} integer and {frac_digits} decimal digits has {space} distinct "
+            f"problems; the split sizes must add up to at most {space // 2}, got {sum(sizes.values())}"
+        )
+    op = FONE_OPERATIONS[operation]
+
+    def sample(rng: np.random.Generator, split: str) -> tuple[int, int]:
+        return int(rng.integers(0, 10**total_digits)), int(rng.integers(0, 10**total_digits))
+
+    pairs = draw_unique(
+        sizes, split_rngs(seed, f"fone-{operation}-{int_digits}-{frac_digits}", list(sizes)), sample, lambda p: p
+    )
+    rows = {
+        split: [{**_binary_row(a, b, op, frac_digits), "operation": operation} for a, b in items]
+        for split, items in pairs.items()
+    }
+    return make_dataset_dict(rows, {"operands": List(Value("float64")), "operation": Value("string")})

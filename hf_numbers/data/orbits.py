@@ -1,0 +1,225 @@
+"""xVal's planetary-orbit task (Golkar et al., §3.3 and appendix B.2), simulated with REBOUND.
+
+A star of mass 1 carries 2 to 5 planets (G = 1). As in xVal's generator, the masses are
+uniform in ``[1e-5, 5e-5]``, the semi-major axes evenly spaced from 1 to a value uniform
+in ``[1.5, 3]`` and then shuffled, the eccentricities uniform in ``[0, 0.1]``, the
+initial true longitudes uniform (all zero with probability 0.3); the run lasts an
+integer time in ``[15, 24]`` sampled at 30 to 59 evenly spaced times. Each example is
+one JSON object::
+
+    {"description":{"planets":[{"m":1.312,"a":1.944,"e":1.898}, ...],"stepsize":0.414},
+     "data":[[[x,y],[x,y], ...], ...]}
+
+``data[k][i]`` is planet ``i``'s barycentric position at time ``k * stepsize``.
+Normalisation follows xVal: in the text, masses are multiplied by 1e5 and eccentricities
+by 20, so every description value lies in ``[0, 5]``; systems whose positions leave
+``[-10, 10]`` are redrawn, as xVal did. Parameters are rounded to ``decimals`` decimals
+*before* simulating, so the text describes exactly the simulated system.
+
+Out-of-distribution splits, as in the paper: no ``train``/``validation``/``test`` system has
+its first planet's semi-major axis ``a1`` in ``heldout_a1`` or its step size in
+``heldout_stepsize``; ``test_ood_a1`` holds systems with ``a1`` in ``heldout_a1`` (step size
+outside its interval) and ``test_ood_stepsize`` systems with the step size in
+``heldout_stepsize`` (``a1`` outside its interval). The paper's exact intervals are not
+published with its code; the defaults lie inside the training ranges, so the OoD splits
+test interpolation.
+
+The ``target`` option chooses the answer: ``"a1"`` (default), ``"e1"`` or ``"m1"`` (the first
+planet's text-scaled semi-major axis, eccentricity or mass) or ``"stepsize"``; it is a
+number inside the description, so this is a masked (number-inference) task. Default
+sizes (1,300 systems) take about 8 s of CPU time, mostly REBOUND's IAS15 integrator.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import rebound
+from datasets import DatasetDict, List, Value
+
+from ._common import (
+    TextBuilder,
+    check_int,
+    check_interval,
+    check_seed,
+    check_sizes,
+    format_fixed,
+    in_open_interval,
+    make_dataset_dict,
+    round_fixed,
+    split_rngs,
+)
+
+MASS_SCALE = 1e5
+ECCENTRICITY_SCALE = 20.0
+MAX_POSITION = 10.0
+TARGETS = ("a1", "e1", "m1", "stepsize")
+# Ranges of xVal's generator (planets-sim/rebound_sim.py in PolymathicAI/xVal).
+_STEPSIZE_RANGE = (15 / 58, 24 / 29)
+_A_RANGE = (1.0, 3.0)
+
+
+def orbits(
+    target: str = "a1",
+    heldout_a1: tuple[float, float] = (1.4, 1.5),
+    heldout_stepsize: tuple[float, float] = (0.45, 0.5),
+    decimals: int = 3,
+    train_size: int = 1_000,
+    validation_size: int = 100,
+    test_size: int = 100,
+    test_ood_a1_size: int = 100,
+    test_ood_stepsize_size: int = 100,
+    seed: int = 0,
+) -> DatasetDict:
+    """Simulated planetary systems as JSON text, with held-out ``a1`` and step-size ranges.
+
+    ``heldout_a1`` must lie in ``[1, 3]`` and ``heldout_stepsize`` in ``[0.259, 0.828]`` (the
+    generator's ranges); ``decimals`` (2 to 6) is the number of decimals written for every
+    value. Splits: ``train``, ``validation``, ``test``, ``test_ood_a1``, ``test_ood_stepsize``.
+    Extra columns, in the text's scaled units: ``masses``, ``semi_major_axes``,
+    ``eccentricities``, ``stepsize``, ``a1``, ``positions`` (``data`` as a nested list); in
+    simulation units: ``theta`` (initial true longitudes), ``num_steps`` and
+    ``energy_error`` (relative drift of the total energy over the run).
+
+    Example:
+        >>> dd = orbits(train_size=2, validation_size=1, test_size=1, test_ood_a1_size=1, test_ood_stepsize_size=1)
+        >>> 1.4 < dd["test_ood_a1"][0]["a1"] < 1.5
+        True
+    """
+    if target not in TARGETS:
+        raise ValueError(f"target={target!r} is unknown; allowed: {', '.join(TARGETS)}")
+    heldout_a1 = check_interval("heldout_a1", heldout_a1, *_A_RANGE)
+    heldout_stepsize = check_interval(
+        "heldout_stepsize", heldout_stepsize, round(_STEPSIZE_RANGE[0], 3), round(_STEPSIZE_RANGE[1], 3)
+    )
+    decimals = check_int("decimals", decimals, 2, 6)
+    seed = check_seed(seed)
+    sizes = check_sizes(
+        {
+            "test_ood_a1": test_ood_a1_size,
+            "test_ood_stepsize": test_ood_stepsize_size,
+            "test": test_size,
+            "validation": validation_size,
+            "train": train_size,
+        }
+    )
+    rngs = split_rngs(seed, "orbits", list(sizes))
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for split, size in sizes.items():
+        rows[split] = []
+        draws = 0
+        while len(rows[split]) < size:
+            draws += 1
+            if draws > 1000 * size + 10_000:
+                raise ValueError(
+                    f"found too few systems for split {split!r} after {draws - 1} draws: the held-out "
+                    f"intervals heldout_a1={heldout_a1} and heldout_stepsize={heldout_stepsize} are too "
+                    "narrow (or too wide) for the generator's parameter distribution"
+                )
+            params = _draw_parameters(rngs[split], decimals)
+            a1_out = in_open_interval(params["a"][0], heldout_a1)
+            step_out = in_open_interval(params["stepsize"], heldout_stepsize)
+            wanted = {"test_ood_a1": (True, False), "test_ood_stepsize": (False, True)}.get(split, (False, False))
+            if (a1_out, step_out) != wanted:
+                continue
+            positions, energy_error = _simulate(params)
+            if np.abs(positions).max() >= MAX_POSITION:
+                continue
+            rows[split].append(_row(params, positions, energy_error, decimals, target))
+    return make_dataset_dict(
+        rows,
+        {
+            "masses": List(Value("float64")),
+            "semi_major_axes": List(Value("float64")),
+            "eccentricities": List(Value("float64")),
+            "stepsize": Value("float64"),
+            "a1": Value("float64"),
+            "positions": List(List(List(Value("float64")))),
+            "theta": List(Value("float64")),
+            "num_steps": Value("int32"),
+            "energy_error": Value("float64"),
+        },
+    )
+
+
+def _draw_parameters(rng: np.random.Generator, decimals: int) -> dict[str, Any]:
+    """xVal's parameter distribution; values rounded to what the text will show."""
+    n = int(rng.integers(2, 6))
+    masses = rng.uniform(1e-5, 5e-5, n)
+    a = np.linspace(1.0, rng.uniform(1.5, 3.0), n)
+    e = rng.uniform(0.0, 0.1, n)
+    theta = rng.uniform(0.0, 2 * np.pi, n)
+    if rng.uniform() < 0.3:
+        theta = np.zeros(n)
+    perm = rng.permutation(n)
+    duration = int(rng.integers(15, 25))
+    steps = int(rng.integers(30, 60))
+    return {
+        "m": [round_fixed(v * MASS_SCALE, decimals) for v in masses[perm]],
+        "a": [round_fixed(v, decimals) for v in a[perm]],
+        "e": [round_fixed(v * ECCENTRICITY_SCALE, decimals) for v in e[perm]],
+        "theta": [float(v) for v in theta[perm]],
+        "stepsize": round_fixed(duration / (steps - 1), decimals),
+        "num_steps": steps,
+    }
+
+
+def _simulate(params: dict[str, Any]) -> tuple[np.ndarray, float]:
+    """Positions ``(num_steps, planets, 2)`` at times ``k * stepsize`` and the relative energy drift."""
+    sim = rebound.Simulation()
+    sim.add(m=1.0)
+    for m, a, e, theta in zip(params["m"], params["a"], params["e"], params["theta"]):
+        sim.add(m=m / MASS_SCALE, a=a, e=e / ECCENTRICITY_SCALE, theta=theta)
+    sim.move_to_com()
+    energy = sim.energy()
+    positions = np.empty((params["num_steps"], len(params["m"]), 2))
+    xyz = np.empty((sim.N, 3))
+    for k in range(params["num_steps"]):
+        sim.integrate(k * params["stepsize"])
+        sim.serialize_particle_data(xyz=xyz)
+        positions[k] = xyz[1:, :2]
+    return positions, abs(sim.energy() - energy) / abs(energy)
+
+
+def _row(
+    params: dict[str, Any], positions: np.ndarray, energy_error: float, decimals: int, target: str
+) -> dict[str, Any]:
+    targets = {("a", 0): "a1", ("e", 0): "e1", ("m", 0): "m1"}
+    builder = TextBuilder()
+    builder.text('{"description":{"planets":[')
+    for i in range(len(params["m"])):
+        builder.text(("," if i else "") + "{")
+        for j, key in enumerate(("m", "a", "e")):
+            builder.text(f'{"," if j else ""}"{key}":')
+            builder.number(format_fixed(params[key][i], decimals), answer=targets.get((key, i)) == target)
+        builder.text("}")
+    builder.text('],"stepsize":')
+    builder.number(format_fixed(params["stepsize"], decimals), answer=target == "stepsize")
+    builder.text('},"data":[')
+    rounded = []
+    for k, step in enumerate(positions):
+        builder.text(("," if k else "") + "[")
+        rounded_step = []
+        for i, (x, y) in enumerate(step):
+            builder.text(("," if i else "") + "[")
+            literals = (format_fixed(x, decimals), format_fixed(y, decimals))
+            builder.number(literals[0])
+            builder.text(",")
+            builder.number(literals[1])
+            builder.text("]")
+            rounded_step.append([float(v) for v in literals])
+        builder.text("]")
+        rounded.append(rounded_step)
+    builder.text("]}")
+    return builder.build(
+        masses=params["m"],
+        semi_major_axes=params["a"],
+        eccentricities=params["e"],
+        stepsize=params["stepsize"],
+        a1=params["a"][0],
+        positions=rounded,
+        theta=params["theta"],
+        num_steps=params["num_steps"],
+        energy_error=float(energy_error),
+    )

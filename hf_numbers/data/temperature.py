@@ -1,0 +1,170 @@
+"""Real hourly temperatures from the ``vega_datasets`` package, as xVal-style JSON samples.
+
+The package ships two hourly series for 2010 offline (``local_data``): Seattle
+(``seattle-temps``) and San Francisco (``sf-temps``), in degrees Fahrenheit with one
+decimal. Each example is a window of ``window`` consecutive hours of one city, written
+like xVal's temperature task (Golkar et al., §3.2): a description with the station's
+coordinates and the window's start, then the series, whose last value is the answer::
+
+    {"description":{"coords":[47.61,-122.33],"start":[3,14,6]},"data":[41.2,40.8, ...,44.6]}
+
+``start`` is ``[month, day, hour]``. The prompt ends just before the last value, so the
+task is next-step forecasting for a causal LM or masked inference of the last value for
+a masked LM.
+
+Splits are by time, with no window shared or overlapping across splits: the year is cut
+into blocks of ``block_days`` days, each block is assigned to ``train``/``validation``/``test``
+by a seeded shuffle in proportion to ``split_fractions``, and windows never cross a block
+boundary or a gap in the series (the data skip one hour at the start of daylight saving
+time). Temperatures are written as recorded (°F); normalise them with
+``NumberScaler("standard")`` fitted on the training split, which is what
+``hf_numbers.data.task_scaler("temperature", ...)`` returns. There is no OoD split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from datasets import DatasetDict, List, Value
+from vega_datasets import local_data
+
+from ._common import (
+    IN_DISTRIBUTION_SPLITS,
+    TextBuilder,
+    check_int,
+    check_seed,
+    format_fixed,
+    make_dataset_dict,
+    split_rngs,
+)
+
+# Latitude and longitude (degrees) of the two cities whose series vega_datasets ships.
+CITIES = {
+    "seattle": ("seattle_temps", (47.61, -122.33)),
+    "sf": ("sf_temps", (37.77, -122.42)),
+}
+
+
+def load_city_temperatures(city: str) -> pd.DataFrame:
+    """The hourly series of ``city`` (``"seattle"`` or ``"sf"``) with columns ``date`` and ``temp``.
+
+    Read from the CSV file inside the ``vega_datasets`` package; no network is used.
+
+    Example:
+        >>> df = load_city_temperatures("seattle")
+        >>> list(df.columns), len(df)
+        (['date', 'temp'], 8759)
+    """
+    if city not in CITIES:
+        raise ValueError(f"city={city!r} is unknown; allowed: {', '.join(CITIES)}")
+    frame = getattr(local_data, CITIES[city][0])()
+    return frame[["date", "temp"]].sort_values("date").reset_index(drop=True)
+
+
+def temperature(
+    cities: Sequence[str] = ("seattle", "sf"),
+    window: int = 24,
+    stride: int = 6,
+    block_days: int = 7,
+    split_fractions: tuple[float, float, float] = (0.8, 0.1, 0.1),
+    seed: int = 0,
+) -> DatasetDict:
+    """Windows of real hourly temperatures; predict the window's last value.
+
+    ``window`` (2 to 168 hours) is the number of values per example, ``stride`` (>= 1
+    hour) the shift between consecutive windows, ``block_days`` (>= 1, and at least
+    ``window`` hours long) the length of the time blocks assigned to splits, and
+    ``split_fractions`` the ``(train, validation, test)`` shares of blocks (non-negative,
+    summing to 1, train > 0). Sizes follow from the data: with the defaults 2,044
+    training, 300 validation and 250 test windows. Extra columns: ``city``, ``start``
+    (ISO timestamp of the first hour), ``start_index`` (row of the first hour in the
+    city's ``load_city_temperatures`` frame) and ``values`` (the window's temperatures).
+
+    Example:
+        >>> dd = temperature(cities=["sf"], window=12, stride=24)
+        >>> row = dd["train"][0]
+        >>> row["answer"] == row["values"][-1] and len(row["values"]) == 12
+        True
+    """
+    if isinstance(cities, str) or not cities or any(c not in CITIES for c in cities):
+        raise ValueError(f"cities must be a non-empty list of {', '.join(CITIES)}, got {cities!r}")
+    if len(set(cities)) != len(cities):
+        raise ValueError(f"cities must not repeat a city, got {cities!r}")
+    window = check_int("window", window, 2, 168)
+    stride = check_int("stride", stride, 1)
+    block_days = check_int("block_days", block_days, max(1, -(-window // 24)), 366)
+    fractions = _check_fractions(split_fractions)
+    seed = check_seed(seed)
+
+    block_split = _assign_blocks(366 // block_days + 1, fractions, seed)
+    rows: dict[str, list[dict[str, Any]]] = {split: [] for split in IN_DISTRIBUTION_SPLITS}
+    for city in cities:
+        frame = load_city_temperatures(city)
+        hours = ((frame["date"] - frame["date"].iloc[0]) / pd.Timedelta(hours=1)).to_numpy()
+        block = (hours // (24 * block_days)).astype(int)
+        # A new run starts at each gap in the series and at each block boundary.
+        breaks = np.flatnonzero((np.diff(hours) != 1) | (np.diff(block) != 0)) + 1
+        for run in np.split(np.arange(len(frame)), breaks):
+            split = block_split[block[run[0]]]
+            for offset in range(0, len(run) - window + 1, stride):
+                start = int(run[offset])
+                rows[split].append(_row(frame, city, start, window))
+    return make_dataset_dict(
+        rows,
+        {
+            "city": Value("string"),
+            "start": Value("string"),
+            "start_index": Value("int32"),
+            "values": List(Value("float64")),
+        },
+    )
+
+
+def _check_fractions(fractions: Any) -> tuple[float, float, float]:
+    message = (
+        "split_fractions must be three non-negative numbers (train, validation, test) "
+        f"summing to 1 with train > 0, got {fractions!r}"
+    )
+    if not isinstance(fractions, Sequence) or isinstance(fractions, str) or len(fractions) != 3:
+        raise ValueError(message)
+    values = tuple(float(f) for f in fractions)
+    if min(values) < 0 or values[0] <= 0 or not np.isclose(sum(values), 1.0):
+        raise ValueError(message)
+    return values
+
+
+def _assign_blocks(num_blocks: int, fractions: tuple[float, float, float], seed: int) -> list[str]:
+    """Split name of each block: a seeded shuffle, cut in proportion to ``fractions``."""
+    order = split_rngs(seed, "temperature", ["blocks"])["blocks"].permutation(num_blocks)
+    bounds = np.round(np.cumsum(fractions) * num_blocks).astype(int)
+    names = np.empty(num_blocks, dtype=object)
+    names[order[: bounds[0]]] = "train"
+    names[order[bounds[0] : bounds[1]]] = "validation"
+    names[order[bounds[1] :]] = "test"
+    return list(names)
+
+
+def _row(frame: pd.DataFrame, city: str, start: int, window: int) -> dict[str, Any]:
+    values = frame["temp"].iloc[start : start + window].tolist()
+    first = frame["date"].iloc[start]
+    builder = TextBuilder()
+    builder.text('{"description":{"coords":[')
+    lat, lon = CITIES[city][1]
+    builder.number(format_fixed(lat, 2))
+    builder.text(",")
+    builder.number(format_fixed(lon, 2))
+    builder.text('],"start":[')
+    for i, part in enumerate((first.month, first.day, first.hour)):
+        builder.text("," if i else "")
+        builder.number(str(part))
+    builder.text(']},"data":[')
+    for i, value in enumerate(values):
+        builder.text("," if i else "")
+        builder.number(format_fixed(value, 1), answer=i == window - 1)
+    builder.text("]}")
+    return builder.build(
+        city=city, start=first.isoformat(), start_index=start, values=[float(format_fixed(v, 1)) for v in values]
+    )

@@ -1,0 +1,211 @@
+"""Number metrics of the xVal and FoNE papers, usable directly or through ``evaluate``.
+
+* ``mse`` and ``r2``: mean squared error and coefficient of determination (xVal's tables),
+  over the valid predictions;
+* ``exact_match``: share of predictions equal to the reference (FoNE);
+* ``accuracy_2sf``, ``accuracy_3sf``: share of predictions equal to the reference once both
+  are rounded to 2 or 3 significant figures (xVal appendix B.6);
+* ``invalid_rate``: share of predictions that are not a finite number (``None``, NaN,
+  infinity, or a string that does not parse as a number).
+
+Accuracies and ``invalid_rate`` count every example (an invalid prediction is wrong);
+``mse`` and ``r2`` use only the valid ones and are ``None`` where undefined (no valid
+prediction; for ``r2`` fewer than two, or references that do not vary).
+
+This module needs only numpy; ``hf_numbers.evaluation.number_metrics`` wraps it as an
+``evaluate`` metric (``NumberMetrics``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+METRIC_NAMES = ("count", "invalid_rate", "mse", "r2", "exact_match", "accuracy_2sf", "accuracy_3sf")
+
+
+def parse_predictions(predictions: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Turn predictions into float64 values and a validity mask.
+
+    Valid: a finite int / float / numpy number, or a string that ``float()`` parses to a
+    finite value (surrounding spaces allowed). Everything else (``None``, NaN, infinity,
+    ``bool``, ``"n/a"``, ``"inf"``, lists) is invalid and gets the value NaN.
+
+    Example:
+        >>> values, valid = parse_predictions([1.5, "2", None, "abc", float("nan")])
+        >>> valid.tolist()
+        [True, True, False, False, False]
+    """
+    items = _as_list(predictions, "predictions")
+    values = np.full(len(items), np.nan)
+    for i, item in enumerate(items):
+        value = _to_float(item)
+        if value is not None:
+            values[i] = value
+    return values, np.isfinite(values)
+
+
+def _as_list(values: Any, what: str) -> list[Any]:
+    if isinstance(values, (str, bytes)) or values is None:
+        raise ValueError(f"{what} must be a sequence of values, got {values!r}")
+    if hasattr(values, "detach"):  # a torch tensor
+        values = values.detach().cpu().numpy()
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1:
+            raise ValueError(f"{what} must be one-dimensional, got shape {values.shape}")
+        return values.tolist()
+    try:
+        return list(values)
+    except TypeError:
+        raise ValueError(f"{what} must be a sequence of values, got {type(values).__name__}") from None
+
+
+def _to_float(item: Any) -> float | None:
+    if isinstance(item, (bool, np.bool_)):
+        return None
+    if isinstance(item, (int, float, np.integer, np.floating)):
+        value = float(item)
+    elif isinstance(item, str):
+        try:
+            value = float(item.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def parse_references(references: Any) -> np.ndarray:
+    """References as float64; each must be a finite number (or numeric string).
+
+    Example:
+        >>> parse_references([1, "2.5"]).tolist()
+        [1.0, 2.5]
+    """
+    items = _as_list(references, "references")
+    values = np.empty(len(items))
+    for i, item in enumerate(items):
+        value = _to_float(item)
+        if value is None:
+            raise ValueError(f"references must be finite numbers; reference {i} is {item!r}")
+        values[i] = value
+    return values
+
+
+def round_significant(values: np.ndarray, digits: int) -> list[str]:
+    """Each value rounded to ``digits`` significant figures, as a canonical string.
+
+    Example:
+        >>> round_significant(np.array([1.2345, -0.0, 0.0]), 3)
+        ['1.23e+00', '0.00e+00', '0.00e+00']
+    """
+    if not isinstance(digits, int) or isinstance(digits, bool) or digits < 1:
+        raise ValueError(f"significant figures must be an integer >= 1, got {digits!r}")
+    return [f"{value + 0.0:.{digits - 1}e}" for value in values.tolist()]
+
+
+def compute_number_metrics(
+    predictions: Any,
+    references: Any,
+    sig_figs: Sequence[int] = (2, 3),
+    exact_decimals: int | None = None,
+) -> dict[str, float | int | None]:
+    """All number metrics for one set of predictions (see the module docstring).
+
+    ``exact_decimals`` rounds both sides before exact matching, for predictions decoded
+    at lower precision (e.g. float32) than the references' written decimals.
+
+    Example:
+        >>> m = compute_number_metrics([1.0, 2.1, None, 4.0], [1.0, 2.0, 3.0, 4.0])
+        >>> m["invalid_rate"], m["exact_match"], round(m["mse"], 4), m["accuracy_2sf"]
+        (0.25, 0.5, 0.0033, 0.5)
+    """
+    values, valid = parse_predictions(predictions)
+    refs = parse_references(references)
+    if len(values) != len(refs):
+        raise ValueError(f"predictions and references differ in length: {len(values)} vs {len(refs)}")
+    if len(refs) == 0:
+        raise ValueError("no examples: predictions and references are empty")
+    if exact_decimals is not None and (
+        not isinstance(exact_decimals, int) or isinstance(exact_decimals, bool) or not 0 <= exact_decimals <= 15
+    ):
+        raise ValueError(f"exact_decimals must be None or an integer in [0, 15], got {exact_decimals!r}")
+    count = len(refs)
+    valid_values, valid_refs = values[valid], refs[valid]
+    results: dict[str, float | int | None] = {
+        "count": count,
+        "invalid_rate": float(1.0 - valid.mean()),
+        "mse": float(np.mean((valid_values - valid_refs) ** 2)) if valid.any() else None,
+        "r2": _r2(valid_values, valid_refs),
+    }
+    if exact_decimals is None:
+        matches = valid_values == valid_refs
+    else:
+        matches = np.round(valid_values, exact_decimals) == np.round(valid_refs, exact_decimals)
+    results["exact_match"] = float(matches.sum() / count)
+    for digits in sig_figs:
+        same = [p == r for p, r in zip(round_significant(valid_values, digits), round_significant(valid_refs, digits))]
+        results[f"accuracy_{digits}sf"] = float(sum(same) / count)
+    return results
+
+
+def _r2(values: np.ndarray, refs: np.ndarray) -> float | None:
+    if len(refs) < 2:
+        return None
+    total = float(np.sum((refs - refs.mean()) ** 2))
+    if total == 0.0:
+        return None
+    return 1.0 - float(np.sum((values - refs) ** 2)) / total
+
+
+def compute_split_metrics(
+    predictions: Mapping[str, Any], references: Mapping[str, Any], **options: Any
+) -> dict[str, dict[str, float | int | None]]:
+    """``compute_number_metrics`` for every split, e.g. ``test`` and ``test_ood``.
+
+    ``options`` go to :func:`compute_number_metrics`. The two mappings must have the same splits.
+
+    Example:
+        >>> out = compute_split_metrics({"test": [1.0], "test_ood": [2.5]}, {"test": [1.0], "test_ood": [2.0]})
+        >>> out["test"]["exact_match"], out["test_ood"]["mse"]
+        (1.0, 0.25)
+    """
+    if set(predictions) != set(references):
+        raise ValueError(
+            f"predictions and references must cover the same splits, got {sorted(predictions)} and {sorted(references)}"
+        )
+    return {split: compute_number_metrics(predictions[split], references[split], **options) for split in predictions}
+
+
+def format_metrics_table(results: Mapping[str, Mapping[str, float | int | None]]) -> str:
+    """A plain-text table: one row per split, one column per metric (``-`` where undefined).
+
+    Example:
+        >>> print(format_metrics_table({"test": {"count": 2, "mse": 0.5}}))
+        split  count     mse
+        test       2  0.5000
+    """
+    columns: list[str] = []
+    for metrics in results.values():
+        columns.extend(name for name in metrics if name not in columns)
+
+    def cell(value: float | int | None) -> str:
+        if value is None:
+            return "-"
+        if isinstance(value, int):
+            return str(value)
+        return f"{value:.4g}" if abs(value) >= 1e4 or (value != 0 and abs(value) < 1e-3) else f"{value:.4f}"
+
+    rows = [["split", *columns]] + [
+        [split, *(cell(metrics.get(name)) for name in columns)] for split, metrics in results.items()
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(
+            text.ljust(width) if i == 0 else text.rjust(width) for i, (text, width) in enumerate(zip(row, widths))
+        )
+        for row in rows
+    )

@@ -1,0 +1,198 @@
+"""The training loop, on Accelerate: one CPU, one GPU, or several processes with ``accelerate launch``.
+
+AdamW, cosine schedule with warm-up and a minimum learning rate, gradient accumulation,
+clipping, mixed precision where the device has it, evaluation and logging every N steps,
+atomic checkpoints every N steps and a resume that continues exactly: the data order comes
+from a seeded sampler (seed + epoch), the batches already seen in the epoch are skipped, and
+the optimizer, scheduler and every process's RNG states are restored.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from accelerate import Accelerator
+from accelerate.utils import DataLoaderConfiguration, set_seed
+from torch.utils.data import DataLoader
+from tqdm.auto import tqdm
+from transformers.optimization import get_cosine_with_min_lr_schedule_with_warmup
+
+from .arguments import NumberTrainingArguments
+from .checkpoints import TrainerState, load_checkpoint, resolve_checkpoint, save_checkpoint
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class TrainResult:
+    """What a run did: final step, the last logged losses and every log/eval record."""
+
+    global_step: int
+    log_history: list[dict[str, float]] = field(default_factory=list)
+
+    @property
+    def last_train_loss(self) -> float:
+        losses = [r["loss"] for r in self.log_history if "loss" in r]
+        return losses[-1] if losses else math.nan
+
+
+def make_accelerator(args: NumberTrainingArguments) -> Accelerator:
+    """An Accelerator for ``args``: seeded sampler, accumulation, precision ('auto': bf16 where supported).
+
+    Example:
+        >>> accelerator = make_accelerator(NumberTrainingArguments(cpu=True))  # doctest: +SKIP
+    """
+    precision = args.mixed_precision
+    if precision == "auto":
+        gpu = torch.cuda.is_available() and not args.cpu
+        precision = "bf16" if gpu and torch.cuda.is_bf16_supported() else "no"
+    return Accelerator(
+        cpu=args.cpu,
+        mixed_precision=precision,
+        gradient_accumulation_steps=args.gradient_accumulation_steps,
+        dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True, data_seed=args.seed),
+    )
+
+
+def _mean_loss(model: torch.nn.Module, loader: DataLoader, accelerator: Accelerator) -> dict[str, float]:
+    """Example-weighted mean of loss, token loss and number loss over ``loader``, across processes."""
+    model.eval()
+    totals = torch.zeros(4, dtype=torch.float64, device=accelerator.device)
+    with torch.no_grad():
+        for batch in loader:
+            out = model(**batch)
+            n = batch["input_ids"].shape[0]
+            parts = [out.loss, out.token_loss, out.number_loss]
+            totals += torch.tensor([float(p) * n for p in parts] + [n], dtype=torch.float64, device=totals.device)
+    totals = accelerator.reduce(totals, reduction="sum")
+    model.train()
+    count = max(float(totals[3]), 1.0)
+    return {
+        "eval_loss": float(totals[0]) / count,
+        "eval_token_loss": float(totals[1]) / count,
+        "eval_number_loss": float(totals[2]) / count,
+    }
+
+
+def train_model(
+    model: torch.nn.Module,
+    train_dataset: Any,
+    collator: Callable[[list[dict[str, Any]]], dict[str, torch.Tensor]],
+    args: NumberTrainingArguments,
+    eval_dataset: Any | None = None,
+    eval_collator: Callable[[list[dict[str, Any]]], dict[str, torch.Tensor]] | None = None,
+    accelerator: Accelerator | None = None,
+) -> tuple[torch.nn.Module, TrainResult]:
+    """Train ``model`` for ``args.max_steps`` optimizer steps; return the unwrapped model and the history.
+
+    The datasets hold tokenized examples (``input_ids``, ``attention_mask``, ``input_numbers``);
+    ``collator`` pads them and builds labels. Checkpoints go to ``args.output_dir``; with
+    ``args.resume_from_checkpoint`` training continues from one exactly as if never stopped.
+
+    Example:
+        >>> model, result = train_model(model, train_ds, collator, args, eval_ds)  # doctest: +SKIP
+        >>> result.last_train_loss  # doctest: +SKIP
+    """
+    checkpoint = resolve_checkpoint(args.resume_from_checkpoint, args.output_dir)  # fail before any work
+    accelerator = accelerator or make_accelerator(args)
+    set_seed(args.seed)
+    output_dir = Path(args.output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+
+    # Its own generator: starting an epoch must not draw from the global RNG (dropout, masking), or a
+    # resumed run, which starts one more epoch iterator than the original, would drift from it.
+    generator = torch.Generator().manual_seed(args.seed)
+    train_loader = DataLoader(
+        train_dataset, batch_size=args.per_device_batch_size, shuffle=True, collate_fn=collator, generator=generator
+    )
+    eval_loader = None
+    if eval_dataset is not None:
+        eval_loader = DataLoader(
+            eval_dataset, batch_size=args.per_device_batch_size, collate_fn=eval_collator or collator
+        )
+    parameters = [p for p in model.parameters() if p.requires_grad]
+    if not parameters:
+        raise ValueError("the model has no trainable parameters")
+    optimizer = torch.optim.AdamW(parameters, lr=args.learning_rate, weight_decay=args.weight_decay)
+    scheduler = get_cosine_with_min_lr_schedule_with_warmup(
+        optimizer, args.warmup_steps, args.max_steps, min_lr_rate=args.min_lr_ratio
+    )
+    model, optimizer, train_loader = accelerator.prepare(model, optimizer, train_loader)
+    if eval_loader is not None:
+        eval_loader = accelerator.prepare(eval_loader)
+    accelerator.register_for_checkpointing(scheduler)  # stepped by hand, once per optimizer step
+
+    state = TrainerState()
+    if checkpoint is not None:
+        state = load_checkpoint(accelerator, checkpoint)
+        logger.info("resumed from %s at step %d", checkpoint, state.global_step)
+
+    history: list[dict[str, float]] = []
+    progress = tqdm(
+        total=args.max_steps,
+        initial=state.global_step,
+        disable=not (args.progress_bar and accelerator.is_local_main_process),
+        desc="training",
+    )
+    window = torch.zeros(3, dtype=torch.float64, device=accelerator.device)
+    window_steps = 0
+    model.train()
+    while state.global_step < args.max_steps:
+        train_loader.set_epoch(state.epoch)
+        loader = (
+            accelerator.skip_first_batches(train_loader, state.batches_in_epoch)
+            if state.batches_in_epoch
+            else train_loader
+        )
+        for batch in loader:
+            with accelerator.accumulate(model):
+                out = model(**batch)
+                accelerator.backward(out.loss)
+                if accelerator.sync_gradients and args.max_grad_norm > 0:
+                    accelerator.clip_grad_norm_(parameters, args.max_grad_norm)
+                optimizer.step()
+                optimizer.zero_grad()
+            state.batches_in_epoch += 1
+            window += torch.stack([out.loss.detach(), out.token_loss.detach(), out.number_loss.detach()]).double()
+            window_steps += 1
+            if not accelerator.sync_gradients:
+                continue
+            scheduler.step()
+            state.global_step += 1
+            progress.update(1)
+            if state.global_step % args.logging_steps == 0 or state.global_step == args.max_steps:
+                mean = accelerator.reduce(window / window_steps, reduction="mean")
+                record = {
+                    "step": state.global_step,
+                    "loss": float(mean[0]),
+                    "token_loss": float(mean[1]),
+                    "number_loss": float(mean[2]),
+                    "learning_rate": scheduler.get_last_lr()[0],
+                }
+                history.append(record)
+                progress.set_postfix(loss=f"{record['loss']:.4f}")
+                window.zero_()
+                window_steps = 0
+            is_last = state.global_step == args.max_steps
+            if eval_loader is not None and ((args.eval_steps and state.global_step % args.eval_steps == 0) or is_last):
+                history.append({"step": state.global_step, **_mean_loss(model, eval_loader, accelerator)})
+            if args.save_steps and state.global_step % args.save_steps == 0:
+                save_checkpoint(accelerator, output_dir, state, args.save_total_limit)
+            if is_last:
+                break
+        else:
+            state.epoch += 1
+            state.batches_in_epoch = 0
+    progress.close()
+    if accelerator.is_main_process:
+        (output_dir / "log_history.json").write_text(json.dumps(history, indent=1))
+        (output_dir / "training_args.json").write_text(json.dumps(asdict(args), indent=1))
+    accelerator.wait_for_everyone()
+    return accelerator.unwrap_model(model), TrainResult(state.global_step, history)

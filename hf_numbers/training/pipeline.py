@@ -1,0 +1,245 @@
+"""From arguments to a trained, evaluated and saved model: data, tokenizer, scaler, model, training.
+
+``run_training(args)`` is what ``hf-numbers train`` runs. The pieces are public so a script can
+swap one (its own dataset, a pretrained backbone) and keep the rest.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from accelerate.utils import set_seed
+from datasets import DatasetDict, load_from_disk
+from transformers import AutoModel, AutoTokenizer
+
+from ..data import TASKS, NumberScaler, make_task, task_scaler
+from ..data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
+from ..data.vocab import train_number_tokenizer
+from ..evaluation import (
+    compute_number_metrics,
+    format_metrics_table,
+    plot_predicted_vs_true,
+    plot_prediction_vs_parameter,
+)
+from ..evaluation.predict import predict_answers
+from ..modeling import (
+    NumberBertConfig,
+    NumberBertForMaskedLM,
+    NumberBertTokenizer,
+    NumberGPT2Config,
+    NumberGPT2ForCausalLM,
+    NumberGPT2Tokenizer,
+    NumberRobertaConfig,
+    NumberRobertaForMaskedLM,
+    NumberRobertaTokenizer,
+)
+from .arguments import NumberTrainingArguments
+from .loop import make_accelerator, train_model
+
+_CLASSES = {
+    "gpt2": (NumberGPT2Config, NumberGPT2ForCausalLM, NumberGPT2Tokenizer),
+    "bert": (NumberBertConfig, NumberBertForMaskedLM, NumberBertTokenizer),
+    "roberta": (NumberRobertaConfig, NumberRobertaForMaskedLM, NumberRobertaTokenizer),
+}
+FINAL_DIR = "final"
+
+
+def load_task(args: NumberTrainingArguments) -> DatasetDict:
+    """The task's splits: loaded from ``args.data_dir`` or generated with the size/seed arguments.
+
+    Example:
+        >>> dd = load_task(NumberTrainingArguments(task="lookup", train_size=20, eval_size=5))  # doctest: +SKIP
+    """
+    if args.data_dir:
+        return load_from_disk(args.data_dir)
+    if args.task not in TASKS:
+        raise ValueError(f"task {args.task!r} is unknown; allowed: {', '.join(TASKS)}")
+    accepted = inspect.signature(TASKS[args.task].builder).parameters
+    options = {"train_size": args.train_size, "seed": args.data_seed}
+    options |= {name: args.eval_size for name in accepted if name.endswith("_size") and name != "train_size"}
+    return make_task(args.task, **{k: v for k, v in options.items() if k in accepted})
+
+
+def make_scaler(args: NumberTrainingArguments, dataset: DatasetDict) -> NumberScaler:
+    """xVal gets the task's scaler (values must stay small); digit-reading encodings see raw values."""
+    if args.number_encoding == "xval" and args.task in TASKS:
+        return task_scaler(args.task, dataset)
+    return NumberScaler("identity")
+
+
+def build_tokenizer(args: NumberTrainingArguments, dataset: DatasetDict) -> Any:
+    """The pretrained backbone's tokenizer with number tokens, or one trained on the training texts."""
+    if args.pretrained:
+        tokenizer = _CLASSES[args.backbone][2].from_pretrained(args.pretrained)
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        return tokenizer
+    return train_number_tokenizer(dataset["train"]["text"], args.backbone, args.vocab_size)
+
+
+def build_model(args: NumberTrainingArguments, tokenizer: Any) -> Any:
+    """A pretrained backbone adapted to numbers, or a new small model sized by ``args``."""
+    config_class, model_class, _ = _CLASSES[args.backbone]
+    number_fields = {
+        "number_encoding": args.number_encoding,
+        "number_loss_weight": args.number_loss_weight,
+        "freeze_backbone": args.freeze_backbone,
+    }
+    if args.pretrained:
+        return model_class.from_pretrained_backbone(args.pretrained, tokenizer, **number_fields)
+    ids = {
+        "num_token_id": tokenizer.num_token_id,
+        "num_token_ids": list(tokenizer.num_token_ids),
+        "pad_token_id": tokenizer.pad_token_id,
+        "vocab_size": len(tokenizer),
+    }
+    if args.backbone == "gpt2":
+        config = config_class(
+            n_embd=args.hidden_size,
+            n_layer=args.num_layers,
+            n_head=args.num_heads,
+            n_positions=args.max_length,
+            bos_token_id=tokenizer.eos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            **ids,
+            **number_fields,
+        )
+    else:
+        extra = 2 if args.backbone == "roberta" else 0  # RoBERTa's positions start after the padding index
+        config = config_class(
+            hidden_size=args.hidden_size,
+            num_hidden_layers=args.num_layers,
+            num_attention_heads=args.num_heads,
+            intermediate_size=4 * args.hidden_size,
+            max_position_embeddings=args.max_length + extra,
+            **ids,
+            **number_fields,
+        )
+    return model_class(config)
+
+
+def tokenize_dataset(dataset: DatasetDict, tokenizer: Any, scaler: NumberScaler, max_length: int) -> DatasetDict:
+    """Tokenize ``text`` into ``input_ids``, ``attention_mask`` and scaled ``input_numbers``."""
+    num_ids = np.asarray(tokenizer.num_token_ids)
+
+    def encode(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        enc = tokenizer(batch["text"], truncation=True, max_length=max_length)
+        numbers = []
+        for ids, row in zip(enc["input_ids"], enc["input_numbers"]):
+            row = np.asarray(row, dtype=np.float64)
+            is_num = np.isin(ids, num_ids)
+            row[is_num] = scaler.transform(row[is_num])
+            numbers.append(row.tolist())
+        return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], "input_numbers": numbers}
+
+    columns = ["input_ids", "attention_mask", "input_numbers"]
+    return DatasetDict(
+        {
+            split: data.map(encode, batched=True, remove_columns=data.column_names).with_format(columns=columns)
+            for split, data in dataset.items()
+        }
+    )
+
+
+def evaluate_splits(
+    model: Any, tokenizer: Any, scaler: NumberScaler, dataset: DatasetDict, max_length: int, output_dir: Path
+) -> dict[str, dict[str, Any]]:
+    """Metrics of every non-training split, a predicted-vs-true plot, and ``metrics.json`` in ``output_dir``."""
+    results, predictions, references, groups = {}, [], [], []
+    splits = [split for split in dataset if split != "train"]
+    for split in splits:
+        data = dataset[split]
+        preds = predict_answers(model, tokenizer, data["text"], data["answer_index"], scaler, max_length=max_length)
+        results[split] = compute_number_metrics(preds, data["answer"])
+        predictions += preds
+        references += list(data["answer"])
+        groups += [split] * len(preds)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    (output_dir / "metrics.json").write_text(json.dumps(results, indent=1))
+    plots = [
+        plot_predicted_vs_true(
+            predictions,
+            references,
+            output_dir / "predicted_vs_true.png",
+            groups=groups,
+            title="Predicted vs true answers",
+        )
+    ]
+    # xVal Fig. 5: prediction against the parameter an out-of-distribution split holds out
+    # (``test_ood_<column>``; plain ``test_ood`` holds out a range of the answer itself).
+    for ood in (split for split in splits if split.startswith("test_ood")):
+        column = ood.removeprefix("test_ood").lstrip("_") or "answer"
+        if column not in dataset[ood].column_names:
+            continue
+        parameter = [value for split in splits for value in dataset[split][column]]
+        heldout = (min(dataset[ood][column]), max(dataset[ood][column]))
+        plots.append(
+            plot_prediction_vs_parameter(
+                parameter,
+                predictions,
+                output_dir / f"prediction_vs_{column}.png",
+                references=references,
+                heldout=heldout,
+                groups=groups,
+                parameter_name=column,
+                value_name="predicted answer",
+            )
+        )
+    return {"metrics": results, "plot": str(plots[0]), "plots": [str(p) for p in plots]}
+
+
+def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
+    """Train, evaluate and save: ``<output_dir>/final`` holds model, tokenizer and scaler.
+
+    Returns the metrics per split, the plot path and the final folder; prints a results table.
+
+    Example:
+        >>> summary = run_training(NumberTrainingArguments(task="lookup", max_steps=50))  # doctest: +SKIP
+    """
+    accelerator = make_accelerator(args)
+    set_seed(args.seed)  # the new model's initialisation too
+    dataset = load_task(args)
+    scaler = make_scaler(args, dataset)
+    tokenizer = build_tokenizer(args, dataset)
+    model = build_model(args, tokenizer)
+    tokenized = tokenize_dataset(dataset, tokenizer, scaler, args.max_length)
+    if args.causal:
+        collator = eval_collator = DataCollatorForNumberCausalLM(tokenizer)
+    else:
+        collator = DataCollatorForNumberMLM(tokenizer, mlm_probability=args.mlm_probability)
+        eval_collator = DataCollatorForNumberMLM(tokenizer, mlm_probability=args.mlm_probability, seed=args.seed)
+    model, result = train_model(
+        model, tokenized["train"], collator, args, tokenized.get("validation"), eval_collator, accelerator
+    )
+    output_dir = Path(args.output_dir)
+    final = output_dir / FINAL_DIR
+    summary: dict[str, Any] = {
+        "final_dir": str(final),
+        "steps": result.global_step,
+        "last_train_loss": result.last_train_loss,
+    }
+    if accelerator.is_main_process:
+        model.save_pretrained(final)
+        tokenizer.save_pretrained(final)
+        scaler.save_pretrained(final)
+        summary |= evaluate_splits(model, tokenizer, scaler, dataset, args.max_length, output_dir)
+        print(f"\nResults after {result.global_step} steps (final training loss {result.last_train_loss:.4f}):")
+        print(format_metrics_table(summary["metrics"]))
+        print(f"plots: {', '.join(summary['plots'])}\nmodel, tokenizer and scaler: {final}")
+    accelerator.wait_for_everyone()
+    accelerator.end_training()
+    return summary
+
+
+def load_trained(path: str | Path) -> tuple[Any, Any, NumberScaler]:
+    """Load a folder written by :func:`run_training` with the Auto classes: model, tokenizer, scaler.
+
+    Example:
+        >>> model, tokenizer, scaler = load_trained("runs/demo/final")  # doctest: +SKIP
+    """
+    model = AutoModel.from_pretrained(path)
+    return model, AutoTokenizer.from_pretrained(path), NumberScaler.from_pretrained(path)

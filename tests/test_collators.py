@@ -1,0 +1,84 @@
+"""Collators: padding with numbers, MLM masking of numbers, causal labels; DataLoader and Trainer."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.utils.data import DataLoader
+
+from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
+from hf_numbers.data.vocab import train_number_tokenizer
+
+TEXTS = ["{a:1.53, b:-1.33, c:0.25} b=-1.33", "{d:2.5, e:0.75} d=2.5", "x = 3 and y = 4.5 so x + y = 7.5"] * 4
+
+
+@pytest.fixture(scope="module")
+def tokenizers():
+    return {name: train_number_tokenizer(TEXTS * 5, name, vocab_size=200) for name in ("gpt2", "bert", "roberta")}
+
+
+@pytest.mark.parametrize("name", ["bert", "roberta"])
+def test_mlm_masks_numbers_with_their_values(name, tokenizers) -> None:
+    tok = tokenizers[name]
+    features = [tok(t) for t in TEXTS]
+    plain = tok.pad(features, return_tensors="pt")
+    batch = DataCollatorForNumberMLM(tok, mlm_probability=0.5, seed=0)(features)
+    is_num = torch.isin(plain["input_ids"], torch.tensor(tok.num_token_ids))
+    masked = batch["labels"] != -100
+    assert masked.any() and (masked & is_num).any()
+    # a masked number: mask token, neutral input value, true value kept as its label
+    masked_numbers = masked & is_num
+    assert (batch["input_ids"][masked_numbers] == tok.mask_token_id).all()
+    assert (batch["input_numbers"][masked_numbers] == 1.0).all()
+    assert torch.equal(batch["number_labels"][masked_numbers], plain["input_numbers"][masked_numbers])
+    assert torch.equal(batch["labels"][masked], plain["input_ids"][masked])
+    # unmasked numbers keep their values; specials and padding are never masked
+    keep = is_num & ~masked
+    assert torch.equal(batch["input_numbers"][keep], plain["input_numbers"][keep])
+    special = torch.isin(plain["input_ids"], torch.tensor(tok.all_special_ids)) & ~is_num
+    special |= plain["attention_mask"] == 0
+    assert not (masked & special).any()
+    assert batch["input_numbers"].dtype == torch.float64
+    # BERT's scheme on other tokens: some replaced by the mask token, none by a number token
+    assert not (torch.isin(batch["input_ids"], torch.tensor(tok.num_token_ids)) & masked).any()
+
+
+def test_mlm_is_reproducible_and_numbers_only(tokenizers) -> None:
+    tok = tokenizers["bert"]
+    features = [tok(t) for t in TEXTS]
+    first = DataCollatorForNumberMLM(tok, mlm_probability=0.3, seed=3)(features)
+    again = DataCollatorForNumberMLM(tok, mlm_probability=0.3, seed=3)(features)
+    assert all(torch.equal(first[k], again[k]) for k in first)
+    whole = DataCollatorForNumberMLM(tok, numbers_only=True, whole_numbers=True)(features)
+    is_num = torch.isin(tok.pad(features, return_tensors="pt")["input_ids"], torch.tensor(tok.num_token_ids))
+    assert torch.equal(whole["labels"] != -100, is_num)
+    some = DataCollatorForNumberMLM(tok, numbers_only=True, mlm_probability=0.5, seed=0)(features)
+    assert ((some["labels"] != -100) <= is_num).all()
+
+
+def test_mlm_rejects_bad_options(tokenizers) -> None:
+    with pytest.raises(ValueError, match="mlm_probability"):
+        DataCollatorForNumberMLM(tokenizers["bert"], mlm_probability=0.0)
+    with pytest.raises(ValueError, match="numbers_only"):
+        DataCollatorForNumberMLM(tokenizers["bert"], whole_numbers=True)
+    with pytest.raises(ValueError, match="input_numbers"):
+        DataCollatorForNumberMLM(tokenizers["bert"])([{"input_ids": [1, 2]}])
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_causal_collator_labels(side, tokenizers) -> None:
+    tok = tokenizers["gpt2"]
+    features = [tok(t) for t in TEXTS]
+    batch = DataCollatorForNumberCausalLM(tok, padding_side=side)(features)
+    assert torch.equal(batch["labels"][batch["attention_mask"] == 1], batch["input_ids"][batch["attention_mask"] == 1])
+    assert (batch["labels"][batch["attention_mask"] == 0] == -100).all()
+    assert torch.equal(batch["number_labels"], batch["input_numbers"])
+    column = 0 if side == "left" else -1
+    assert batch["attention_mask"][:, column].min() == 0
+
+
+def test_collators_in_a_dataloader(tokenizers) -> None:
+    tok = tokenizers["gpt2"]
+    loader = DataLoader([tok(t) for t in TEXTS], batch_size=5, collate_fn=DataCollatorForNumberCausalLM(tok))
+    shapes = [batch["input_ids"].shape[0] for batch in loader]
+    assert shapes == [5, 5, 2]
