@@ -18,13 +18,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import datasets
-import torch
 from transformers import HfArgumentParser
 
 from .data import TASKS
 from .evaluation import compute_number_metrics, format_metrics_table
-from .evaluation.predict import scale_numbers
 from .training import NumberTrainingArguments, evaluate_splits, load_task, load_trained, run_training
+from .training.pipeline import save_task
 
 DEMO_ARGS = [
     "--task",
@@ -61,7 +60,7 @@ def _make_data(argv: Sequence[str]) -> None:
         task=args.task, train_size=args.train_size, eval_size=args.eval_size, data_seed=args.seed
     )
     dataset = load_task(config)
-    dataset.save_to_disk(args.output)
+    save_task(dataset, args.task, args.output)
     print({split: len(data) for split, data in dataset.items()}, "->", args.output)
 
 
@@ -86,11 +85,19 @@ def _evaluate(argv: Sequence[str]) -> None:
     parser.add_argument("--data_dir", default=None, help="A dataset saved by `hf-numbers make-data`.")
     parser.add_argument("--eval_size", type=int, default=200, help="Examples per split when generating the task.")
     parser.add_argument("--seed", type=int, default=0, help="Generator seed when generating the task.")
-    parser.add_argument("--max_length", type=int, default=128, help="Truncate texts to this many tokens.")
+    parser.add_argument(
+        "--max_length",
+        type=int,
+        default=None,
+        help="Truncate texts to this many tokens (default: the training run's, else 128).",
+    )
     parser.add_argument("--output_dir", default=None, help="Where to write metrics and plot (default: checkpoint).")
     args = parser.parse_args(argv)
     if not (args.task or args.data_dir):
         parser.error("give --task or --data_dir")
+    if args.max_length is None:
+        record = Path(args.checkpoint).parent / "training_args.json"
+        args.max_length = json.loads(record.read_text())["max_length"] if record.is_file() else 128
     model, tokenizer, scaler = load_trained(args.checkpoint)
     dataset = load_task(
         NumberTrainingArguments(
@@ -121,12 +128,11 @@ def _demo(argv: Sequence[str]) -> None:
     model, tokenizer, scaler = load_trained(summary["final_dir"])
     example = test[0]
     enc = tokenizer(example["prompt"], return_tensors="pt")
-    enc["input_numbers"] = scale_numbers(enc["input_ids"], enc["input_numbers"], tokenizer.num_token_ids, scaler)
+    enc["input_numbers"] = scaler.apply_at_numbers(enc["input_ids"], enc["input_numbers"], tokenizer.num_token_ids)
     out = model.generate(
         **enc, max_new_tokens=3, do_sample=False, return_dict_in_generate=True, pad_token_id=tokenizer.pad_token_id
     )
-    is_num = torch.isin(out.sequences, torch.tensor(tokenizer.num_token_ids))
-    numbers = torch.where(is_num, scaler.inverse_transform(out.numbers), torch.ones_like(out.numbers))
+    numbers = scaler.apply_at_numbers(out.sequences, out.numbers, tokenizer.num_token_ids, inverse=True)
     text = tokenizer.decode(out.sequences[0], input_numbers=numbers[0], skip_special_tokens=True)
     print(f"\nReloaded {type(model).__name__} from {summary['final_dir']} with AutoModel.from_pretrained.")
     print(f"Greedy generation after a test prompt (true next value {example['answer_text']}):\n  ...{text[-90:]}")

@@ -56,6 +56,18 @@ def test_mlm_is_reproducible_and_numbers_only(tokenizers) -> None:
     assert ((some["labels"] != -100) <= is_num).all()
 
 
+def test_seeded_masks_depend_on_the_batch_not_on_call_order(tokenizers) -> None:
+    tok = tokenizers["bert"]
+    first, second = [tok(t) for t in TEXTS[:4]], [tok(t) for t in TEXTS[4:8]]
+    collator = DataCollatorForNumberMLM(tok, mlm_probability=0.4, seed=7)
+    a = collator(first)
+    collator(second)
+    again = collator(first)  # after other batches: the same masks
+    assert torch.equal(a["labels"], again["labels"]) and torch.equal(a["input_ids"], again["input_ids"])
+    other_seed = DataCollatorForNumberMLM(tok, mlm_probability=0.4, seed=8)(first)
+    assert not torch.equal(a["labels"], other_seed["labels"])
+
+
 def test_mlm_rejects_bad_options(tokenizers) -> None:
     with pytest.raises(ValueError, match="mlm_probability"):
         DataCollatorForNumberMLM(tokenizers["bert"], mlm_probability=0.0)
@@ -72,7 +84,9 @@ def test_causal_collator_labels(side, tokenizers) -> None:
     batch = DataCollatorForNumberCausalLM(tok, padding_side=side)(features)
     assert torch.equal(batch["labels"][batch["attention_mask"] == 1], batch["input_ids"][batch["attention_mask"] == 1])
     assert (batch["labels"][batch["attention_mask"] == 0] == -100).all()
-    assert torch.equal(batch["number_labels"], batch["input_numbers"])
+    direct = tok(TEXTS, padding=True, padding_side=side, return_tensors="pt")
+    assert torch.equal(batch["input_ids"], direct["input_ids"])
+    assert torch.equal(batch["number_labels"], direct["input_numbers"])  # the true values, aligned with labels
     column = 0 if side == "left" else -1
     assert batch["attention_mask"][:, column].min() == 0
 

@@ -12,6 +12,7 @@ Labels follow the models' convention: ``labels`` and ``number_labels`` are align
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,7 +88,12 @@ class DataCollatorForNumberMLM:
         numbers_only: mask only number tokens (number-inference evaluation).
         whole_numbers: with ``numbers_only``, mask every number token (probability ignored).
         pad_to_multiple_of: pad the length to a multiple of this.
-        seed: seed of the collator's own random generator (reproducible masks); None draws from torch.
+        seed: with a seed, each batch's masks are a function of (seed, the batch's padded token ids)
+            only, not of the global RNG or of how many batches came before: evaluation masks are the
+            same at every evaluation, and a resumed run masks exactly as the original did (a data
+            loader builds a batch ahead, so masks drawn from the global RNG would not survive a
+            checkpoint). Batches differ from epoch to epoch, so masks still vary. None draws from
+            torch's global RNG, like transformers' collators.
 
     Example:
         >>> collator = DataCollatorForNumberMLM(tokenizer, mlm_probability=0.3, seed=0)  # doctest: +SKIP
@@ -108,14 +114,17 @@ class DataCollatorForNumberMLM:
             raise ValueError("whole_numbers=True needs numbers_only=True")
         if self.tokenizer.mask_token_id is None:
             raise ValueError("the tokenizer has no mask_token; masked language modelling needs one")
-        self.generator = None if self.seed is None else torch.Generator().manual_seed(self.seed)
 
-    def _rand(self, shape: torch.Size) -> torch.Tensor:
-        return torch.rand(shape, generator=self.generator)
+    def _generator(self, input_ids: torch.Tensor) -> torch.Generator | None:
+        if self.seed is None:
+            return None
+        digest = hashlib.blake2b(input_ids.numpy().tobytes(), digest_size=8, key=str(self.seed).encode())
+        return torch.Generator().manual_seed(int.from_bytes(digest.digest(), "little") >> 1)
 
     def __call__(self, features: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
         batch = dict(_pad(self.tokenizer, features, self.pad_to_multiple_of, None))
         input_ids, numbers = batch["input_ids"], batch["input_numbers"]
+        generator = self._generator(input_ids)
         is_num = _number_mask(self.tokenizer, input_ids)
         special = torch.isin(input_ids, torch.tensor(self.tokenizer.all_special_ids)) & ~is_num
         special |= batch["attention_mask"] == 0
@@ -123,15 +132,15 @@ class DataCollatorForNumberMLM:
         if self.whole_numbers:
             masked = eligible.clone()
         else:
-            masked = eligible & (self._rand(input_ids.shape) < self.mlm_probability)
+            masked = eligible & (torch.rand(input_ids.shape, generator=generator) < self.mlm_probability)
 
         labels = torch.where(masked, input_ids, torch.full_like(input_ids, -100))
         number_labels = torch.where(masked & is_num, numbers, torch.full_like(numbers, NEUTRAL_NUMBER))
 
-        draw = self._rand(input_ids.shape)
+        draw = torch.rand(input_ids.shape, generator=generator)
         to_mask = masked & (is_num | (draw < 0.8))
         to_random = masked & ~is_num & (draw >= 0.8) & (draw < 0.9)
-        random_ids = torch.randint(len(self.tokenizer), input_ids.shape, generator=self.generator)
+        random_ids = torch.randint(len(self.tokenizer), input_ids.shape, generator=generator)
         random_ids = torch.where(_number_mask(self.tokenizer, random_ids), self.tokenizer.mask_token_id, random_ids)
         input_ids = torch.where(to_random, random_ids, input_ids)
         input_ids = torch.where(to_mask, torch.full_like(input_ids, self.tokenizer.mask_token_id), input_ids)

@@ -265,6 +265,33 @@ class NumberScaler:
         """
         return self._apply(values, inverse=True, invalid=invalid)
 
+    def apply_at_numbers(
+        self, input_ids: Any, numbers: Any, num_token_ids: Iterable[int], *, inverse: bool = False
+    ) -> Any:
+        """Transform (or, with ``inverse``, map back) ``numbers`` at number tokens only.
+
+        Other positions keep their value (the tokenizer's neutral 1.0). ``input_ids`` and
+        ``numbers`` are tensors or arrays of one shape; the result has the type of ``numbers``
+        (float64). The inverse returns NaN where a prediction cannot be mapped back.
+
+        Example:
+            >>> scaler = NumberScaler("affine", shift=1.0, scale=2.0)
+            >>> scaler.apply_at_numbers([5, 9, 5], [3.0, 1.0, 7.0], num_token_ids=[5]).tolist()
+            [1.0, 1.0, 3.0]
+        """
+        ids = list(num_token_ids)
+        if isinstance(numbers, torch.Tensor):
+            is_num = torch.isin(
+                torch.as_tensor(input_ids, device=numbers.device), torch.tensor(ids, device=numbers.device)
+            )
+            numbers = numbers.double()
+            mapped = self.inverse_transform(numbers, invalid="nan") if inverse else self.transform(numbers)
+            return torch.where(is_num, mapped, numbers)
+        numbers = np.asarray(numbers, dtype=np.float64)
+        is_num = np.isin(np.asarray(input_ids), ids)
+        mapped = self.inverse_transform(numbers, invalid="nan") if inverse else self.transform(numbers)
+        return np.where(is_num, mapped, numbers)
+
     def to_dict(self) -> dict[str, Any]:
         """The scaler's state as a JSON-serialisable dict (read back by :meth:`from_dict`).
 

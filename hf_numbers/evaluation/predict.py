@@ -18,21 +18,6 @@ import torch
 NEUTRAL_NUMBER = 1.0
 
 
-def scale_numbers(
-    input_ids: torch.Tensor, numbers: torch.Tensor, num_token_ids: Sequence[int], scaler: Any
-) -> torch.Tensor:
-    """Apply ``scaler.transform`` at number tokens only (others keep their neutral 1.0).
-
-    Example:
-        >>> enc = tok("x = 21.5", return_tensors="pt")  # doctest: +SKIP
-        >>> scaled = scale_numbers(enc["input_ids"], enc["input_numbers"], tok.num_token_ids, scaler)  # doctest: +SKIP
-    """
-    if scaler is None:
-        return numbers
-    is_num = torch.isin(input_ids, torch.tensor(list(num_token_ids), device=input_ids.device))
-    return torch.where(is_num, scaler.transform(numbers), numbers)
-
-
 def _answer_positions(is_num: torch.Tensor, answer_indices: Sequence[int]) -> torch.Tensor:
     counts = is_num.cumsum(dim=1) - 1  # index of each number token among the row's numbers
     positions = []
@@ -82,9 +67,12 @@ def predict_answers(
         ids, numbers = enc["input_ids"], enc["input_numbers"]
         is_num = torch.isin(ids, num_ids)
         positions = _answer_positions(is_num, answer_indices[start : start + batch_size])
-        numbers = scale_numbers(ids, numbers, tokenizer.num_token_ids, scaler)
+        if scaler is not None:
+            numbers = scaler.apply_at_numbers(ids, numbers, tokenizer.num_token_ids)
         rows = torch.arange(len(ids))
         if causal:
+            if (positions == 0).any():
+                raise ValueError("an answer is the first token: a causal model has no context to predict it from")
             query = positions - 1
         else:
             ids[rows, positions] = tokenizer.mask_token_id

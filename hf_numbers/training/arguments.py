@@ -24,7 +24,12 @@ class NumberTrainingArguments:
         default="runs/demo", metadata={"help": "Folder for checkpoints, the final model, metrics and plots."}
     )
     # ---- task
-    task: str = field(default="lookup", metadata={"help": "Task name (see `hf-numbers make-data --help`)."})
+    task: str = field(
+        default="lookup",
+        metadata={
+            "help": "Task name (see `hf-numbers make-data --help`); with --data_dir, the task make-data recorded."
+        },
+    )
     data_dir: str | None = field(
         default=None, metadata={"help": "A dataset saved by `hf-numbers make-data`; default: generate the task."}
     )
@@ -53,6 +58,18 @@ class NumberTrainingArguments:
     number_loss_weight: float = field(
         default=1.0, metadata={"help": "Weight of the number loss added to the token loss."}
     )
+    fone_int_digits: int | None = field(
+        default=None, metadata={"help": "FoNE integer digit places (default: enough for every number of the data)."}
+    )
+    fone_frac_digits: int | None = field(
+        default=None, metadata={"help": "FoNE fractional digit places (default: as many as the data has)."}
+    )
+    exponent_min: float | None = field(
+        default=None, metadata={"help": "Smallest magnitude of the exponent bins (default: from the data)."}
+    )
+    exponent_max: float | None = field(
+        default=None, metadata={"help": "Largest magnitude of the exponent bins (default: from the data)."}
+    )
     mlm_probability: float = field(default=0.2, metadata={"help": "Masked LM: probability of masking a token."})
     # ---- optimisation
     max_steps: int = field(default=600, metadata={"help": "Optimizer steps."})
@@ -74,7 +91,7 @@ class NumberTrainingArguments:
     eval_steps: int = field(default=200, metadata={"help": "Evaluate every N optimizer steps (0: only at the end)."})
     logging_steps: int = field(default=50, metadata={"help": "Log the training loss every N steps."})
     save_steps: int = field(default=200, metadata={"help": "Checkpoint every N steps (0: only the final model)."})
-    save_total_limit: int = field(default=2, metadata={"help": "Keep at most this many checkpoints."})
+    save_total_limit: int = field(default=2, metadata={"help": "Keep at most this many checkpoints (0 keeps all)."})
     resume_from_checkpoint: str | None = field(
         default=None, metadata={"help": "A checkpoint folder, or 'latest' for the newest in output_dir."}
     )

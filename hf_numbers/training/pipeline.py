@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import json
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from ..modeling import (
     NumberRobertaConfig,
     NumberRobertaForMaskedLM,
     NumberRobertaTokenizer,
+    format_number,
 )
 from .arguments import NumberTrainingArguments
 from .loop import make_accelerator, train_model
@@ -46,10 +48,23 @@ _CLASSES = {
     "roberta": (NumberRobertaConfig, NumberRobertaForMaskedLM, NumberRobertaTokenizer),
 }
 FINAL_DIR = "final"
+TASK_FILE = "hf_numbers_task.json"
+
+
+def task_name(args: NumberTrainingArguments) -> str:
+    """The task's name: the one ``make-data`` recorded next to ``args.data_dir``, else ``args.task``."""
+    if args.data_dir:
+        record = Path(args.data_dir) / TASK_FILE
+        if record.is_file():
+            return json.loads(record.read_text())["task"]
+    return args.task
 
 
 def load_task(args: NumberTrainingArguments) -> DatasetDict:
     """The task's splits: loaded from ``args.data_dir`` or generated with the size/seed arguments.
+
+    Generated tasks take ``train_size`` and, for every other split, ``eval_size``; tasks of a
+    fixed size (``temperature``, cut from a real series) ignore them.
 
     Example:
         >>> dd = load_task(NumberTrainingArguments(task="lookup", train_size=20, eval_size=5))  # doctest: +SKIP
@@ -64,10 +79,17 @@ def load_task(args: NumberTrainingArguments) -> DatasetDict:
     return make_task(args.task, **{k: v for k, v in options.items() if k in accepted})
 
 
+def save_task(dataset: DatasetDict, name: str, folder: str | Path) -> None:
+    """``save_to_disk`` plus a record of the task's name, which training reads back (its scaler)."""
+    dataset.save_to_disk(str(folder))
+    (Path(folder) / TASK_FILE).write_text(json.dumps({"task": name}))
+
+
 def make_scaler(args: NumberTrainingArguments, dataset: DatasetDict) -> NumberScaler:
     """xVal gets the task's scaler (values must stay small); digit-reading encodings see raw values."""
-    if args.number_encoding == "xval" and args.task in TASKS:
-        return task_scaler(args.task, dataset)
+    name = task_name(args)
+    if args.number_encoding == "xval" and name in TASKS:
+        return task_scaler(name, dataset)
     return NumberScaler("identity")
 
 
@@ -81,13 +103,44 @@ def build_tokenizer(args: NumberTrainingArguments, dataset: DatasetDict) -> Any:
     return train_number_tokenizer(dataset["train"]["text"], args.backbone, args.vocab_size)
 
 
-def build_model(args: NumberTrainingArguments, tokenizer: Any) -> Any:
-    """A pretrained backbone adapted to numbers, or a new small model sized by ``args``."""
+def encoding_ranges(args: NumberTrainingArguments, dataset: DatasetDict) -> dict[str, Any]:
+    """The digit places of FoNE and the magnitude range of the exponent bins, from the data.
+
+    Every number of every split must be representable (an out-of-range value is a
+    ``ValueError`` in the model), so the ranges cover all of them; values given in ``args``
+    take precedence.
+
+    Example:
+        >>> encoding_ranges(NumberTrainingArguments(number_encoding="fone"), dd)  # doctest: +SKIP
+        {'fone_int_digits': 1, 'fone_frac_digits': 2}
+    """
+    values = np.array([v for data in dataset.values() for row in data["numbers"] for v in row], dtype=np.float64)
+    if args.number_encoding == "fone":
+        places = [Decimal(format_number(v)).as_tuple() for v in values]
+        int_digits = max([len(t.digits) + t.exponent for t in places if len(t.digits) + t.exponent > 0], default=1)
+        frac_digits = max([-t.exponent for t in places], default=0)
+        return {
+            "fone_int_digits": args.fone_int_digits or int_digits,
+            "fone_frac_digits": args.fone_frac_digits if args.fone_frac_digits is not None else frac_digits,
+        }
+    if args.number_encoding == "exponent":
+        magnitudes = np.abs(values[values != 0])
+        low, high = (magnitudes.min() / 1.01, magnitudes.max() * 1.01) if len(magnitudes) else (1e-3, 1e7)
+        return {"exponent_min": args.exponent_min or float(low), "exponent_max": args.exponent_max or float(high)}
+    return {}
+
+
+def build_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetDict | None = None) -> Any:
+    """A pretrained backbone adapted to numbers, or a new small model sized by ``args``.
+
+    With ``dataset``, FoNE's digit places and the exponent bins' range are fitted to its numbers.
+    """
     config_class, model_class, _ = _CLASSES[args.backbone]
     number_fields = {
         "number_encoding": args.number_encoding,
         "number_loss_weight": args.number_loss_weight,
         "freeze_backbone": args.freeze_backbone,
+        **(encoding_ranges(args, dataset) if dataset is not None else {}),
     }
     if args.pretrained:
         return model_class.from_pretrained_backbone(args.pretrained, tokenizer, **number_fields)
@@ -124,16 +177,13 @@ def build_model(args: NumberTrainingArguments, tokenizer: Any) -> Any:
 
 def tokenize_dataset(dataset: DatasetDict, tokenizer: Any, scaler: NumberScaler, max_length: int) -> DatasetDict:
     """Tokenize ``text`` into ``input_ids``, ``attention_mask`` and scaled ``input_numbers``."""
-    num_ids = np.asarray(tokenizer.num_token_ids)
 
     def encode(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
         enc = tokenizer(batch["text"], truncation=True, max_length=max_length)
-        numbers = []
-        for ids, row in zip(enc["input_ids"], enc["input_numbers"]):
-            row = np.asarray(row, dtype=np.float64)
-            is_num = np.isin(ids, num_ids)
-            row[is_num] = scaler.transform(row[is_num])
-            numbers.append(row.tolist())
+        numbers = [
+            scaler.apply_at_numbers(ids, row, tokenizer.num_token_ids).tolist()
+            for ids, row in zip(enc["input_ids"], enc["input_numbers"])
+        ]
         return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], "input_numbers": numbers}
 
     columns = ["input_ids", "attention_mask", "input_numbers"]
@@ -154,7 +204,10 @@ def evaluate_splits(
     for split in splits:
         data = dataset[split]
         preds = predict_answers(model, tokenizer, data["text"], data["answer_index"], scaler, max_length=max_length)
-        results[split] = compute_number_metrics(preds, data["answer"])
+        # exact match at the answers' written precision (a float32 or continuous prediction of
+        # 1.53 counts when it rounds to 1.53)
+        decimals = max(len(text.partition(".")[2]) for text in data["answer_text"])
+        results[split] = compute_number_metrics(preds, data["answer"], exact_decimals=decimals)
         predictions += preds
         references += list(data["answer"])
         groups += [split] * len(preds)
@@ -202,18 +255,18 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
     """
     accelerator = make_accelerator(args)
     set_seed(args.seed)  # the new model's initialisation too
-    dataset = load_task(args)
-    scaler = make_scaler(args, dataset)
-    tokenizer = build_tokenizer(args, dataset)
-    model = build_model(args, tokenizer)
-    tokenized = tokenize_dataset(dataset, tokenizer, scaler, args.max_length)
+    with accelerator.main_process_first():  # one process writes the datasets cache, the others read it
+        dataset = load_task(args)
+        scaler = make_scaler(args, dataset)
+        tokenizer = build_tokenizer(args, dataset)
+        model = build_model(args, tokenizer, dataset)
+        tokenized = tokenize_dataset(dataset, tokenizer, scaler, args.max_length)
     if args.causal:
-        collator = eval_collator = DataCollatorForNumberCausalLM(tokenizer)
-    else:
-        collator = DataCollatorForNumberMLM(tokenizer, mlm_probability=args.mlm_probability)
-        eval_collator = DataCollatorForNumberMLM(tokenizer, mlm_probability=args.mlm_probability, seed=args.seed)
+        collator = DataCollatorForNumberCausalLM(tokenizer)
+    else:  # masks seeded by batch content: exact resume, same evaluation masks every time
+        collator = DataCollatorForNumberMLM(tokenizer, mlm_probability=args.mlm_probability, seed=args.seed)
     model, result = train_model(
-        model, tokenized["train"], collator, args, tokenized.get("validation"), eval_collator, accelerator
+        model, tokenized["train"], collator, args, tokenized.get("validation"), accelerator=accelerator
     )
     output_dir = Path(args.output_dir)
     final = output_dir / FINAL_DIR
