@@ -261,6 +261,8 @@ def test_cli_train_evaluate_and_reload(tmp_path: Path, capsys: pytest.CaptureFix
     metrics = json.loads((run / "metrics.json").read_text())
     assert set(metrics) == {"validation", "test", "test_ood"}
     assert (run / "predicted_vs_true.png").stat().st_size > 1000
+    card = (run / "final" / "README.md").read_text()
+    assert "library_name: transformers" in card and "test_ood" in card and "trust_remote_code=True" in card
     model = AutoModel.from_pretrained(run / "final")
     assert type(model).__name__ == "NumberGPT2ForCausalLM"
     cli_main(

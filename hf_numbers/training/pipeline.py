@@ -41,6 +41,7 @@ from ..modeling import (
 )
 from .arguments import NumberTrainingArguments
 from .loop import make_accelerator, train_model
+from .model_card import write_model_card
 
 _CLASSES = {
     "gpt2": (NumberGPT2Config, NumberGPT2ForCausalLM, NumberGPT2Tokenizer),
@@ -280,6 +281,7 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
         tokenizer.save_pretrained(final)
         scaler.save_pretrained(final)
         summary |= evaluate_splits(model, tokenizer, scaler, dataset, args.max_length, output_dir)
+        write_model_card(final, args, task_name(args), summary, scaler)
         print(f"\nResults after {result.global_step} steps (final training loss {result.last_train_loss:.4f}):")
         print(format_metrics_table(summary["metrics"]))
         print(f"plots: {', '.join(summary['plots'])}\nmodel, tokenizer and scaler: {final}")

@@ -1,0 +1,94 @@
+"""The model card (``README.md``) written next to a trained model, ready for ``push_to_hub``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from ..evaluation import format_metrics_table
+from .arguments import NumberTrainingArguments
+
+_CARD = """---
+library_name: transformers
+tags:
+- hf_numbers
+- number-encoding
+- {encoding}
+pipeline_tag: {pipeline}
+---
+
+# {backbone} + {encoding} number encoding, trained on `{task}`
+
+A number-aware {backbone} made with hf_numbers: every
+number in the text is one `[NUM]` token whose value enters the model through the `{encoding}`
+encoding, and a number head predicts values. {origin}
+
+## Use
+
+```python
+from transformers import AutoModel, AutoTokenizer
+
+model = AutoModel.from_pretrained("{path}", trust_remote_code=True)
+tokenizer = AutoTokenizer.from_pretrained("{path}", trust_remote_code=True)
+batch = tokenizer(["..."], return_tensors="pt")   # input_ids, attention_mask, input_numbers
+```
+
+The model and tokenizer code ship with the checkpoint (`trust_remote_code=True` loads them
+without hf_numbers installed). Values pass through the `NumberScaler` saved in
+`number_scaler.json` ({scaler}): `hf_numbers.data.NumberScaler.from_pretrained(path)` and its
+`apply_at_numbers` map inputs and predictions.
+
+## Evaluation
+
+{steps} optimizer steps. Metrics per split (answers predicted where greedy decoding would
+emit them, or masked for masked LMs; exact match at the answers' written precision):
+
+```
+{metrics}
+```
+
+## Training arguments
+
+```
+{arguments}
+```
+
+## Limits
+
+Trained from generated or packaged data for a research comparison of number encodings; it
+has not been evaluated outside the splits above.
+"""
+
+
+def write_model_card(
+    folder: str | Path, args: NumberTrainingArguments, task: str, summary: dict[str, Any], scaler: Any
+) -> Path:
+    """Write ``README.md`` in ``folder`` from the run's arguments and metrics.
+
+    Example:
+        >>> write_model_card("runs/demo/final", args, "temperature", summary, scaler)  # doctest: +SKIP
+    """
+    origin = (
+        (
+            f"Adapted from the pretrained checkpoint `{args.pretrained}`"
+            + (" with a frozen trunk." if args.freeze_backbone else ".")
+        )
+        if args.pretrained
+        else "Trained from scratch."
+    )
+    text = _CARD.format(
+        encoding=args.number_encoding,
+        pipeline="text-generation" if args.causal else "fill-mask",
+        backbone={"gpt2": "GPT-2", "bert": "BERT", "roberta": "RoBERTa"}[args.backbone],
+        task=task,
+        origin=origin,
+        path=Path(folder).name,
+        scaler=repr(scaler),
+        steps=summary.get("steps"),
+        metrics=format_metrics_table(summary.get("metrics", {})) if summary.get("metrics") else "not evaluated",
+        arguments="\n".join(f"{k}: {v}" for k, v in asdict(args).items()),
+    )
+    path = Path(folder) / "README.md"
+    path.write_text(text)
+    return path
