@@ -60,9 +60,7 @@ class NumberConfigFields:
             self.num_token_ids = [] if self.num_token_id is None else [self.num_token_id]
         self.num_token_ids = [int(i) for i in self.num_token_ids]
         if self.num_token_ids and self.num_token_id not in self.num_token_ids:
-            raise ValueError(
-                f"num_token_ids={self.num_token_ids} must contain num_token_id={self.num_token_id}"
-            )
+            raise ValueError(f"num_token_ids={self.num_token_ids} must contain num_token_id={self.num_token_id}")
         if not (math.isfinite(self.number_loss_weight) and self.number_loss_weight >= 0):
             raise ValueError(f"number_loss_weight must be a finite number >= 0, got {self.number_loss_weight}")
         if self.fone_int_digits < 1:

@@ -7,6 +7,7 @@ positions come from ``isin(input_ids, config.num_token_ids)``, the number encodi
 ``encodings.py``) replaces or transforms the word embeddings of those positions before
 position embeddings are added, and the loss is
 ``token cross-entropy + number_loss_weight * number loss`` over ``[NUM]`` label positions.
+Under ``torch.autocast`` (mixed precision) the number embedding, head, loss and decoding stay float32.
 
 Starting from a plain checkpoint (the ``[NUM]`` tokens are new, so the embeddings grow)::
 
@@ -38,7 +39,7 @@ from transformers.utils.generic import can_return_tuple
 from .configuration_number import NumberBertConfig, NumberGPT2Config, NumberRobertaConfig
 from .encodings import build_number_encoding
 from .generation_number import NumberFillMaskMixin, NumberGenerationMixin
-from .number_encoding import NumberEncoding
+from .number_encoding import NumberEncoding, autocast_disabled
 
 __all__ = [
     "NumberBertForMaskedLM",
@@ -138,11 +139,7 @@ class NumberModelMixin:
     # ------------------------------------------------------------------ setup helpers
     @classmethod
     def from_pretrained_backbone(
-        cls,
-        pretrained_model_name_or_path: str,
-        tokenizer: Any,
-        pad_to_multiple_of: int | None = None,
-        **kwargs: Any,
+        cls, pretrained_model_name_or_path: str, tokenizer: Any, pad_to_multiple_of: int | None = None, **kwargs: Any
     ) -> Any:
         """Load a plain GPT-2 / BERT / RoBERTa checkpoint and add the tokenizer's number tokens.
 
@@ -278,16 +275,19 @@ class NumberModelMixin:
         )
         hidden_states = slice_logits_to_keep(outputs.last_hidden_state, logits_to_keep)
         logits = self._token_logits(hidden_states)
-        head_output = self.number_encoding.head(hidden_states)
         loss = token_loss = number_loss = None
-        if labels is not None:
-            token_loss, number_loss = self._losses(logits, head_output, labels, number_labels, numbers)
-            loss = token_loss + self.config.number_loss_weight * number_loss
+        with autocast_disabled(hidden_states.device):  # the number path is never bf16/fp16, even under autocast
+            head_output = self.number_encoding.head(hidden_states.to(self.number_encoding.compute_dtype))
+            head_output = head_output.to(torch.promote_types(head_output.dtype, torch.float32))
+            if labels is not None:
+                token_loss, number_loss = self._losses(logits, head_output, labels, number_labels, numbers)
+                loss = token_loss + self.config.number_loss_weight * number_loss
+            number_predictions = self.number_encoding.decode(head_output)
         cache = {"past_key_values": outputs.past_key_values} if self.causal else {}
         return self.output_class(
             loss=loss,
             logits=logits,
-            number_predictions=self.number_encoding.decode(head_output),
+            number_predictions=number_predictions,
             token_loss=token_loss,
             number_loss=number_loss,
             **cache,
@@ -321,9 +321,8 @@ class NumberModelMixin:
             if labelled_numbers.any():
                 raise ValueError("labels contain number tokens but number_labels is None; pass their target values")
             number_labels = torch.ones(labels.shape, dtype=torch.float64, device=labels.device)
-        token_loss = F.cross_entropy(
-            logits.flatten(0, -2).float(), labels.flatten(), ignore_index=-100, reduction="sum"
-        ) / (labels != -100).sum().clamp(min=1)
+        token_sum = F.cross_entropy(logits.flatten(0, -2).float(), labels.flatten(), ignore_index=-100, reduction="sum")
+        token_loss = token_sum / (labels != -100).sum().clamp(min=1)
         number_loss = self.number_encoding.loss(head_output, number_labels, labelled_numbers)
         return token_loss, number_loss
 

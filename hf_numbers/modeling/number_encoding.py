@@ -5,6 +5,10 @@ number tokens, the number head, its loss and the decoding of head outputs into v
 Subclasses implement the abstract methods; validation, embedding at the right positions and
 the masked loss reduction are shared here.
 
+Numbers are kept out of mixed precision: :meth:`NumberEncoding.embed` and the model's number
+head, loss and decoding run with autocast off (:func:`autocast_disabled`) in float32 (float64
+for a float64 model), so that bf16/fp16 never rounds a value or a target (bf16: 1.53 -> 1.53125).
+
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.
 """
@@ -12,14 +16,22 @@ imports nothing from ``hf_numbers`` outside that folder.
 from __future__ import annotations
 
 import abc
+import contextlib
 from typing import Any
 
 import torch
 from torch import nn
 
-__all__ = ["FLOAT32_MAX", "NumberEncoding"]
+__all__ = ["FLOAT32_MAX", "NumberEncoding", "autocast_disabled"]
 
 FLOAT32_MAX = float(torch.finfo(torch.float32).max)
+
+
+def autocast_disabled(device: torch.device) -> contextlib.AbstractContextManager:
+    """A context turning ``torch.autocast`` off on ``device`` (a no-op where autocast does not exist)."""
+    if torch.amp.is_autocast_available(device.type):
+        return torch.autocast(device.type, enabled=False)
+    return contextlib.nullcontext()
 
 
 class NumberEncoding(nn.Module, abc.ABC):
@@ -74,6 +86,11 @@ class NumberEncoding(nn.Module, abc.ABC):
         """Initialise this encoding's parameters (skips weights already loaded from a checkpoint)."""
 
     # ------------------------------------------------------------------ shared
+    @property
+    def compute_dtype(self) -> torch.dtype:
+        """The dtype of this module's parameters: float32 under mixed precision (float32 weights)."""
+        return next(self.parameters()).dtype
+
     def check_numbers(self, numbers: torch.Tensor, is_num: torch.Tensor, name: str = "input_numbers") -> None:
         """Raise ``ValueError`` if a value at an ``is_num`` position is non-finite or out of range.
 
@@ -96,14 +113,20 @@ class NumberEncoding(nn.Module, abc.ABC):
     def embed(self, inputs_embeds: torch.Tensor, numbers: torch.Tensor, is_num: torch.Tensor) -> torch.Tensor:
         """Token embeddings ``(B, L, H)`` with the number embedding at ``is_num`` positions, others untouched.
 
-        ``numbers`` must have passed :meth:`check_numbers`.
+        ``numbers`` must have passed :meth:`check_numbers`. The number embeddings are computed with
+        autocast off, from float32 (or float64) token embeddings, then cast to the dtype of
+        ``inputs_embeds``, saturating at its largest finite value (fp16: 65504) instead of becoming inf.
 
         Example:
             >>> out = enc.embed(torch.ones(1, 2, 32), torch.tensor([[1.0, 2.5]], dtype=torch.float64),
             ...                 torch.tensor([[False, True]]))  # doctest: +SKIP
         """
-        new = self._embed_values(inputs_embeds[is_num], numbers[is_num].double())
-        return inputs_embeds.index_put((is_num,), new.to(inputs_embeds.dtype))
+        token_embeds = inputs_embeds[is_num]
+        with autocast_disabled(inputs_embeds.device):
+            token_embeds = token_embeds.to(torch.promote_types(token_embeds.dtype, torch.float32))
+            new = self._embed_values(token_embeds, numbers[is_num].double())
+        limit = torch.finfo(inputs_embeds.dtype).max
+        return inputs_embeds.index_put((is_num,), new.clamp(-limit, limit).to(inputs_embeds.dtype))
 
     def loss(self, head_output: torch.Tensor, number_labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Mean number loss over the ``mask`` positions; 0 (still part of the graph) when ``mask`` is empty.
