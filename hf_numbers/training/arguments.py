@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-BACKBONES = ("gpt2", "bert", "roberta")
+from ..data.vocab import BACKBONES
+
 PRECISIONS = ("no", "fp16", "bf16", "auto")
 
 
