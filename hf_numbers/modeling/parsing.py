@@ -14,11 +14,12 @@ These two functions are the only place that decides what a number is. The rules:
    (units: ``5kg`` gives ``5`` and ``kg``; ``3D`` gives ``3`` and ``D``).
 4. **Signs.** A ``-`` or ``+`` directly before the digits is the number's sign only
    where it cannot be an operator or hyphen, that is when it is not glued to a word,
-   digit, ``.`` or closing bracket on its left, and the previous non-space character
+   digit, ``.``, closing bracket or another sign on its left, and the previous non-space character
    is not a digit, a closing bracket ``)]}`` or ``%``:
    ``[-2.6,-2.6]``, ``x = -3``, ``of -3 degrees`` give negative numbers;
    ``5-3``, ``5 - 3``, ``5 -3``, ``(1.42-8.20)`` give ``5``, ``-``, ``3`` and ``1.42``, ``-``, ``8.20``;
-   ``COVID-19`` gives the text ``COVID-`` and the number ``19``;
+   ``COVID-19`` gives the text ``COVID-`` and the number ``19``; ``x=--3`` and ``-+5`` give the
+   texts ``x=--`` and ``-+`` and the numbers ``3`` and ``5``;
    ``2024-01-05`` gives ``2024``, ``1``, ``5`` with the ``-`` kept as text.
    A ``+`` sign is dropped when the value is written back (``+5`` decodes as ``5``).
 5. **Values.** A number becomes the nearest float64 (``float(literal)``). Digit strings
@@ -69,7 +70,7 @@ def _is_sign(text: str, index: int) -> bool:
     if index == 0:
         return True
     before = text[index - 1]
-    if before.isalnum() or before == "_" or before in _GLUED_BEFORE_SIGN:
+    if before.isalnum() or before == "_" or before in _GLUED_BEFORE_SIGN or before in "+-":
         return False
     position = index - 1
     while position >= 0 and text[position].isspace():
