@@ -312,3 +312,13 @@ def test_bert_round_trip_property(parts, tokenizers) -> None:
     decoded = tok.decode(enc["input_ids"], input_numbers=enc["input_numbers"], skip_special_tokens=True)
     assert [n.value for n in find_numbers(decoded)] == expected_values(text)
     assert decoded.replace(" ", "") == "".join(_rebuild(text)).lower().replace(" ", "")
+
+
+@pytest.mark.parametrize("name", BACKBONES)
+def test_number_mask_for_lists_arrays_and_tensors(name: str, tokenizers) -> None:
+    tok = tokenizers[name]
+    enc = tok(TEXTS[0], return_tensors="pt")
+    expected = [i in tok.num_token_ids for i in enc["input_ids"][0].tolist()]
+    assert tok.number_mask(enc["input_ids"][0]).tolist() == expected  # tensor in, tensor out
+    assert tok.number_mask(enc["input_ids"][0].tolist()).tolist() == expected
+    assert tok.number_mask(enc["input_ids"][0].numpy()).dtype == bool

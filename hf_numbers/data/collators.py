@@ -34,10 +34,6 @@ def _pad(tokenizer: Any, features: list[dict[str, Any]], pad_to_multiple_of: int
     )
 
 
-def _number_mask(tokenizer: Any, input_ids: torch.Tensor) -> torch.Tensor:
-    return torch.isin(input_ids, torch.tensor(tokenizer.num_token_ids, device=input_ids.device))
-
-
 @dataclass
 class DataCollatorForNumberCausalLM:
     """Pad (left or right) and build ``labels`` / ``number_labels`` for ``NumberGPT2ForCausalLM``.
@@ -125,7 +121,7 @@ class DataCollatorForNumberMLM:
         batch = dict(_pad(self.tokenizer, features, self.pad_to_multiple_of, None))
         input_ids, numbers = batch["input_ids"], batch["input_numbers"]
         generator = self._generator(input_ids)
-        is_num = _number_mask(self.tokenizer, input_ids)
+        is_num = self.tokenizer.number_mask(input_ids)
         special = torch.isin(input_ids, torch.tensor(self.tokenizer.all_special_ids)) & ~is_num
         special |= batch["attention_mask"] == 0
         eligible = is_num if self.numbers_only else ~special
@@ -141,7 +137,7 @@ class DataCollatorForNumberMLM:
         to_mask = masked & (is_num | (draw < 0.8))
         to_random = masked & ~is_num & (draw >= 0.8) & (draw < 0.9)
         random_ids = torch.randint(len(self.tokenizer), input_ids.shape, generator=generator)
-        random_ids = torch.where(_number_mask(self.tokenizer, random_ids), self.tokenizer.mask_token_id, random_ids)
+        random_ids = torch.where(self.tokenizer.number_mask(random_ids), self.tokenizer.mask_token_id, random_ids)
         input_ids = torch.where(to_random, random_ids, input_ids)
         input_ids = torch.where(to_mask, torch.full_like(input_ids, self.tokenizer.mask_token_id), input_ids)
         numbers = torch.where(masked & is_num, torch.full_like(numbers, NEUTRAL_NUMBER), numbers)

@@ -15,6 +15,7 @@ from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre
 from transformers import BertTokenizer, GPT2Tokenizer, RobertaTokenizer
 
 from ..modeling import (
+    BACKBONE_CLASSES,
     NumberBertTokenizer,
     NumberGPT2Tokenizer,
     NumberRobertaTokenizer,
@@ -22,7 +23,7 @@ from ..modeling import (
     replace_numbers,
 )
 
-BACKBONES = ("gpt2", "bert", "roberta")
+BACKBONES = tuple(BACKBONE_CLASSES)
 _SPECIALS = {
     "gpt2": ["<|endoftext|>"],
     "roberta": ["<s>", "<pad>", "</s>", "<unk>", "<mask>"],

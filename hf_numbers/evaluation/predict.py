@@ -53,7 +53,6 @@ def predict_answers(
     causal = bool(getattr(model, "causal", False))
     was_training = model.training
     model.eval()
-    num_ids = torch.tensor(tokenizer.num_token_ids)
     predictions: list[float | None] = []
     for start in range(0, len(texts), batch_size):
         enc = tokenizer(
@@ -65,7 +64,7 @@ def predict_answers(
             return_tensors="pt",
         )
         ids, numbers = enc["input_ids"], enc["input_numbers"]
-        is_num = torch.isin(ids, num_ids)
+        is_num = tokenizer.number_mask(ids)
         positions = _answer_positions(is_num, answer_indices[start : start + batch_size])
         if scaler is not None:
             numbers = scaler.apply_at_numbers(ids, numbers, tokenizer.num_token_ids)
@@ -87,7 +86,7 @@ def predict_answers(
         values = out.number_predictions[rows, query].double().cpu()
         if scaler is not None:
             values = scaler.inverse_transform(values, invalid="nan")  # counted as invalid, not a crash
-        for is_number, value in zip(torch.isin(chosen, num_ids).tolist(), values.tolist()):
+        for is_number, value in zip(tokenizer.number_mask(chosen).tolist(), values.tolist()):
             predictions.append(value if is_number else None)
     model.train(was_training)
     return predictions

@@ -35,17 +35,12 @@ from .tokenization_number import (
     NumberTokenizerMixin,
 )
 
-_TOKENIZERS = {
-    NumberGPT2Config: NumberGPT2Tokenizer,
-    NumberBertConfig: NumberBertTokenizer,
-    NumberRobertaConfig: NumberRobertaTokenizer,
+BACKBONE_CLASSES = {
+    "gpt2": (NumberGPT2Config, NumberGPT2ForCausalLM, NumberGPT2Tokenizer),
+    "bert": (NumberBertConfig, NumberBertForMaskedLM, NumberBertTokenizer),
+    "roberta": (NumberRobertaConfig, NumberRobertaForMaskedLM, NumberRobertaTokenizer),
 }
-
-_MODELS = {
-    NumberGPT2Config: (NumberGPT2ForCausalLM, AutoModelForCausalLM),
-    NumberBertConfig: (NumberBertForMaskedLM, AutoModelForMaskedLM),
-    NumberRobertaConfig: (NumberRobertaForMaskedLM, AutoModelForMaskedLM),
-}
+"""Config, model and tokenizer class of each backbone, by name."""
 
 
 def register_auto_classes() -> None:
@@ -62,17 +57,18 @@ def register_auto_classes() -> None:
         >>> type(AutoConfig.for_model("number_gpt2")).__name__
         'NumberGPT2Config'
     """
-    for config_class, tokenizer_class in _TOKENIZERS.items():
+    for config_class, model_class, tokenizer_class in BACKBONE_CLASSES.values():
         AutoConfig.register(config_class.model_type, config_class, exist_ok=True)
         AutoTokenizer.register(config_class, tokenizer_class=tokenizer_class, exist_ok=True)
         config_class.register_for_auto_class()
         tokenizer_class.register_for_auto_class("AutoTokenizer")
-    for config_class, (model_class, task_auto_class) in _MODELS.items():
         AutoModel.register(config_class, model_class, exist_ok=True)
+        task_auto_class = AutoModelForCausalLM if model_class.causal else AutoModelForMaskedLM
         task_auto_class.register(config_class, model_class, exist_ok=True)
 
 
 __all__ = [
+    "BACKBONE_CLASSES",
     "NUMBER_ENCODINGS",
     "NUMBER_ENCODINGS_REGISTRY",
     "ExponentEncoding",

@@ -86,6 +86,19 @@ class NumberTokenizerMixin:
         """Every id that stands for a number (``[NUM]`` and, for byte-level BPE, ``" [NUM]"``)."""
         return list(self._num_token_ids)
 
+    def number_mask(self, input_ids: Any) -> Any:
+        """Bool mask of the number tokens: a tensor for a tensor, a numpy array otherwise.
+
+        Example:
+            >>> tok.number_mask(tok("a 1.5 b")["input_ids"])  # doctest: +SKIP
+            array([False,  True, False])
+        """
+        if type(input_ids).__module__.startswith("torch"):
+            import torch  # tokenizers work without torch; only tensors need it
+
+            return torch.isin(input_ids, torch.tensor(self._num_token_ids, device=input_ids.device))
+        return np.isin(np.asarray(input_ids), self._num_token_ids_array)
+
     # ------------------------------------------------------------------ encoding
     def _rewrite(self, text: str) -> _Sample:
         if not isinstance(text, str):
@@ -148,7 +161,7 @@ class NumberTokenizerMixin:
     def _row_numbers(self, encoding: Any, ids: list[int], first: _Sample, second: _Sample | None) -> np.ndarray:
         """float64 values of one row: the number's value at number tokens, 1.0 elsewhere."""
         row = np.ones(len(ids), dtype=np.float64)
-        positions = np.flatnonzero(np.isin(np.asarray(ids), self._num_token_ids_array))
+        positions = np.flatnonzero(self.number_mask(ids))
         if second is None and len(positions) == len(first.values):
             row[positions] = first.values
             return row

@@ -27,27 +27,11 @@ from ..evaluation import (
     plot_prediction_vs_parameter,
 )
 from ..evaluation.predict import predict_answers
-from ..modeling import (
-    NumberBertConfig,
-    NumberBertForMaskedLM,
-    NumberBertTokenizer,
-    NumberGPT2Config,
-    NumberGPT2ForCausalLM,
-    NumberGPT2Tokenizer,
-    NumberRobertaConfig,
-    NumberRobertaForMaskedLM,
-    NumberRobertaTokenizer,
-    format_number,
-)
+from ..modeling import BACKBONE_CLASSES, format_number
 from .arguments import NumberTrainingArguments
 from .loop import make_accelerator, train_model
 from .model_card import write_model_card
 
-_CLASSES = {
-    "gpt2": (NumberGPT2Config, NumberGPT2ForCausalLM, NumberGPT2Tokenizer),
-    "bert": (NumberBertConfig, NumberBertForMaskedLM, NumberBertTokenizer),
-    "roberta": (NumberRobertaConfig, NumberRobertaForMaskedLM, NumberRobertaTokenizer),
-}
 FINAL_DIR = "final"
 TASK_FILE = "hf_numbers_task.json"
 
@@ -97,7 +81,7 @@ def make_scaler(args: NumberTrainingArguments, dataset: DatasetDict) -> NumberSc
 def build_tokenizer(args: NumberTrainingArguments, dataset: DatasetDict) -> Any:
     """The pretrained backbone's tokenizer with number tokens, or one trained on the training texts."""
     if args.pretrained:
-        tokenizer = _CLASSES[args.backbone][2].from_pretrained(args.pretrained)
+        tokenizer = BACKBONE_CLASSES[args.backbone][2].from_pretrained(args.pretrained)
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
         return tokenizer
@@ -136,7 +120,7 @@ def build_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetD
 
     With ``dataset``, FoNE's digit places and the exponent bins' range are fitted to its numbers.
     """
-    config_class, model_class, _ = _CLASSES[args.backbone]
+    config_class, model_class, _ = BACKBONE_CLASSES[args.backbone]
     number_fields = {
         "number_encoding": args.number_encoding,
         "number_loss_weight": args.number_loss_weight,
