@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from transformers import AutoTokenizer, BertTokenizer, GPT2Tokenizer, RobertaTokenizer
 
@@ -289,8 +289,13 @@ RAW_TEXTS = st.text(ALPHABET, max_size=50).filter(lambda t: "[NUM]" not in t)
 @pytest.mark.parametrize("name", ["gpt2", "roberta"])
 @given(text=RAW_TEXTS)
 def test_byte_level_round_trip_property(name: str, text: str, tokenizers) -> None:
-    """GPT-2 / RoBERTa: decoding gives exactly the text with numbers rewritten by format_number."""
+    """GPT-2 / RoBERTa: decoding gives exactly the text with numbers rewritten by format_number.
+
+    Texts holding a special-token string such as ``<s>`` are left out: as in transformers,
+    that string becomes the special token, which ``skip_special_tokens`` drops.
+    """
     tok = tokenizers[name]
+    assume(not any(special in text for special in tok.all_special_tokens if special not in ("[NUM]", " [NUM]")))
     enc = tok(text)
     decoded = tok.decode(enc["input_ids"], input_numbers=enc["input_numbers"], skip_special_tokens=True)
     assert decoded == "".join(_rebuild(text))
