@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-NEUTRAL_NUMBER = 1.0
+from ..modeling import NEUTRAL_NUMBER
 
 
 def _pad(tokenizer: Any, features: list[dict[str, Any]], pad_to_multiple_of: int | None, padding_side: str | None):

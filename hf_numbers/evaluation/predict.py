@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from ..data.collators import NEUTRAL_NUMBER
+from ..modeling import NEUTRAL_NUMBER
 
 
 def _answer_positions(is_num: torch.Tensor, answer_indices: Sequence[int]) -> torch.Tensor:

@@ -27,7 +27,7 @@ from .modeling_number import (
     NumberRobertaForMaskedLM,
 )
 from .number_encoding import NumberEncoding
-from .parsing import NumberSpan, find_numbers, format_number, replace_numbers
+from .parsing import NEUTRAL_NUMBER, NumberSpan, find_numbers, format_number, replace_numbers
 from .tokenization_number import (
     NumberBertTokenizer,
     NumberGPT2Tokenizer,
@@ -68,6 +68,7 @@ def register_auto_classes() -> None:
 
 
 __all__ = [
+    "NEUTRAL_NUMBER",
     "BACKBONE_CLASSES",
     "NUMBER_ENCODINGS",
     "NUMBER_ENCODINGS_REGISTRY",

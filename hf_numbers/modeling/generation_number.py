@@ -22,6 +22,8 @@ from transformers.generation.configuration_utils import GenerationMode
 from transformers.generation.utils import GenerateDecoderOnlyOutput
 from transformers.utils import ModelOutput
 
+from .parsing import NEUTRAL_NUMBER
+
 __all__ = ["NumberFillMaskMixin", "NumberGenerateOutput", "NumberGenerationMixin"]
 
 _SUPPORTED_MODES = (GenerationMode.GREEDY_SEARCH, GenerationMode.SAMPLE)
@@ -80,7 +82,7 @@ class NumberGenerationMixin:
         if input_numbers is None and self.number_mask(input_ids).any():
             raise ValueError("the prompt contains number tokens but input_numbers is None; pass their values")
         if input_numbers is None:
-            input_numbers = torch.ones(input_ids.shape, dtype=torch.float64, device=input_ids.device)
+            input_numbers = torch.full(input_ids.shape, NEUTRAL_NUMBER, dtype=torch.float64, device=input_ids.device)
         trace = _NumberTrace()
         output = super().generate(
             inputs,
@@ -94,7 +96,7 @@ class NumberGenerationMixin:
         sequences = output.sequences
         generated_other = ~self.number_mask(sequences)
         generated_other[:, : input_ids.shape[1]] = False
-        numbers = trace.numbers[:, : sequences.shape[1]].masked_fill(generated_other, 1.0)
+        numbers = trace.numbers[:, : sequences.shape[1]].masked_fill(generated_other, NEUTRAL_NUMBER)
         return NumberGenerateOutput(**output, numbers=numbers)
 
     def _check_generation_mode(self, generation_config: GenerationConfig | None, kwargs: dict[str, Any]) -> None:
@@ -172,9 +174,9 @@ class NumberFillMaskMixin:
         masked = input_ids == mask_token_id
         ids = torch.where(masked, outputs.logits.argmax(-1), input_ids)
         if input_numbers is None:
-            numbers = torch.ones(input_ids.shape, dtype=torch.float64, device=input_ids.device)
+            numbers = torch.full(input_ids.shape, NEUTRAL_NUMBER, dtype=torch.float64, device=input_ids.device)
         else:
             numbers = torch.as_tensor(input_numbers, device=input_ids.device).double()
-        numbers = torch.where(masked, 1.0, numbers)
+        numbers = torch.where(masked, NEUTRAL_NUMBER, numbers)
         filled_numbers = masked & self.number_mask(ids)
         return ids, torch.where(filled_numbers, outputs.number_predictions, numbers)

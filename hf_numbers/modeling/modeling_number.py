@@ -40,6 +40,7 @@ from .configuration_number import NumberBertConfig, NumberGPT2Config, NumberRobe
 from .encodings import build_number_encoding
 from .generation_number import NumberFillMaskMixin, NumberGenerationMixin
 from .number_encoding import NumberEncoding, autocast_disabled
+from .parsing import NEUTRAL_NUMBER
 
 __all__ = [
     "NumberBertForMaskedLM",
@@ -212,7 +213,7 @@ class NumberModelMixin:
         if input_numbers is None:
             if is_num.any():
                 raise ValueError("input_ids contain number tokens but input_numbers is None; pass their values")
-            return torch.ones(input_ids.shape, dtype=torch.float64, device=input_ids.device)
+            return torch.full(input_ids.shape, NEUTRAL_NUMBER, dtype=torch.float64, device=input_ids.device)
         numbers = torch.as_tensor(input_numbers, device=input_ids.device)
         if numbers.shape != input_ids.shape:
             raise ValueError(
@@ -315,12 +316,12 @@ class NumberModelMixin:
                 )
         if self.causal:  # shift the labels, not the (large) logits: position t predicts token t + 1
             labels = F.pad(labels[:, 1:], (0, 1), value=-100)
-            number_labels = F.pad(number_labels[:, 1:], (0, 1), value=1.0)
+            number_labels = F.pad(number_labels[:, 1:], (0, 1), value=NEUTRAL_NUMBER)
         labelled_numbers = self.number_mask(labels)
         if number_labels is None:
             if labelled_numbers.any():
                 raise ValueError("labels contain number tokens but number_labels is None; pass their target values")
-            number_labels = torch.ones(labels.shape, dtype=torch.float64, device=labels.device)
+            number_labels = torch.full(labels.shape, NEUTRAL_NUMBER, dtype=torch.float64, device=labels.device)
         token_sum = F.cross_entropy(logits.flatten(0, -2).float(), labels.flatten(), ignore_index=-100, reduction="sum")
         token_loss = token_sum / (labels != -100).sum().clamp(min=1)
         number_loss = self.number_encoding.loss(head_output, number_labels, labelled_numbers)

@@ -44,7 +44,10 @@ import math
 import re
 from typing import NamedTuple
 
-__all__ = ["NumberSpan", "find_numbers", "format_number", "replace_numbers"]
+__all__ = ["NEUTRAL_NUMBER", "NumberSpan", "find_numbers", "format_number", "replace_numbers"]
+
+NEUTRAL_NUMBER = 1.0
+"""The value ``input_numbers`` holds at every token that is not a number (padding included)."""
 
 _NUMBER_RE = re.compile(
     r"(?<![\w.])"  # rule 2: not glued to a word, digit or dot on the left

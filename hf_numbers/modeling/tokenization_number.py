@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from transformers import AddedToken, BatchEncoding, BertTokenizer, GPT2Tokenizer, RobertaTokenizer
 
-from .parsing import NumberSpan, format_number, replace_numbers
+from .parsing import NEUTRAL_NUMBER, NumberSpan, format_number, replace_numbers
 
 __all__ = ["NumberBertTokenizer", "NumberGPT2Tokenizer", "NumberRobertaTokenizer", "NumberTokenizerMixin"]
 
@@ -160,7 +160,7 @@ class NumberTokenizerMixin:
 
     def _row_numbers(self, encoding: Any, ids: list[int], first: _Sample, second: _Sample | None) -> np.ndarray:
         """float64 values of one row: the number's value at number tokens, 1.0 elsewhere."""
-        row = np.ones(len(ids), dtype=np.float64)
+        row = np.full(len(ids), NEUTRAL_NUMBER, dtype=np.float64)
         positions = np.flatnonzero(self.number_mask(ids))
         if second is None and len(positions) == len(first.values):
             row[positions] = first.values
@@ -194,7 +194,7 @@ class NumberTokenizerMixin:
         padding_side = kwargs.get("padding_side") or self.padding_side
         outputs = super()._pad(encoded_inputs, *args, **kwargs)
         if numbers is not None:
-            extra = np.ones(len(outputs[self.model_input_names[0]]) - length)
+            extra = np.full(len(outputs[self.model_input_names[0]]) - length, NEUTRAL_NUMBER)
             numbers = np.asarray(numbers, dtype=np.float64)
             parts = (numbers, extra) if padding_side == "right" else (extra, numbers)
             outputs["input_numbers"] = np.concatenate(parts)
