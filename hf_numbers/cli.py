@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 from collections.abc import Sequence
@@ -45,6 +46,12 @@ DEMO_ARGS = [
 ]
 
 
+def _task_option_names(task: str) -> list[str]:
+    """The generator options of ``task`` that are not sizes or the seed."""
+    names = inspect.signature(TASKS[task].builder).parameters
+    return [name for name in names if not name.endswith("_size") and name != "seed"]
+
+
 def _make_data(argv: Sequence[str]) -> None:
     parser = argparse.ArgumentParser(
         prog="hf-numbers make-data",
@@ -55,9 +62,22 @@ def _make_data(argv: Sequence[str]) -> None:
     parser.add_argument("--train_size", type=int, default=4000, help="Training examples.")
     parser.add_argument("--eval_size", type=int, default=200, help="Examples of every other split.")
     parser.add_argument("--seed", type=int, default=0, help="Generator seed (same seed, same data).")
+    parser.add_argument(
+        "--task_options",
+        nargs="*",
+        default=None,
+        metavar="NAME=VALUE",
+        help="Options of the task's generator, e.g. operation=subtract int_digits=3 frac_digits=2 "
+        "(fone_arithmetic), digits=4 (multiplication), operands='(2, 3)' (multi_operand). "
+        + "; ".join(f"{name}: {', '.join(_task_option_names(name))}" for name in sorted(TASKS)),
+    )
     args = parser.parse_args(argv)
     config = NumberTrainingArguments(
-        task=args.task, train_size=args.train_size, eval_size=args.eval_size, data_seed=args.seed
+        task=args.task,
+        train_size=args.train_size,
+        eval_size=args.eval_size,
+        data_seed=args.seed,
+        task_options=args.task_options,
     )
     dataset = load_task(config)
     save_task(dataset, args.task, args.output)

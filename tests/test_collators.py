@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch.utils.data import DataLoader
 
-from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
+from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM, prompt_lengths
 from hf_numbers.data.vocab import train_number_tokenizer
 
 TEXTS = ["{a:1.53, b:-1.33, c:0.25} b=-1.33", "{d:2.5, e:0.75} d=2.5", "x = 3 and y = 4.5 so x + y = 7.5"] * 4
@@ -96,3 +96,63 @@ def test_collators_in_a_dataloader(tokenizers) -> None:
     loader = DataLoader([tok(t) for t in TEXTS], batch_size=5, collate_fn=DataCollatorForNumberCausalLM(tok))
     shapes = [batch["input_ids"].shape[0] for batch in loader]
     assert shapes == [5, 5, 2]
+
+
+ANSWERS = [("12 + 345 = ", "357"), ("-7 - 9 = ", "-16"), ("a 1.5 b = ", "2.25")]
+
+
+@pytest.mark.parametrize("name", ["gpt2", "bert", "roberta"])
+def test_prompt_lengths_split_prompt_and_answer(name, tokenizers) -> None:
+    tok = tokenizers[name]
+    texts, prompts = [p + a for p, a in ANSWERS], [p for p, _ in ANSWERS]
+    lengths = prompt_lengths(tok, texts, prompts)
+    for text, (_, answer), length in zip(texts, ANSWERS, lengths):
+        enc = tok(text)
+        ids, numbers = enc["input_ids"], enc["input_numbers"]
+        completion = tok.decode(ids[length:], input_numbers=numbers[length:], skip_special_tokens=True)
+        assert completion.strip() == answer  # the answer's token (with the prompt's last space) is the completion
+        assert tok.number_mask(ids[length:])[0]
+    with pytest.raises(ValueError, match="not a prefix"):
+        prompt_lengths(tok, ["1 + 2 = 3"], ["2 + 1 = "])
+    with pytest.raises(ValueError, match="2 texts but 1 prompts"):
+        prompt_lengths(tok, ["1", "2"], ["1"])
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_causal_collator_completion_only(side, tokenizers) -> None:
+    tok = tokenizers["gpt2"]
+    texts = [p + a for p, a in ANSWERS]
+    lengths = prompt_lengths(tok, texts, [p for p, _ in ANSWERS])
+    features = [{**tok(t), "prompt_length": n} for t, n in zip(texts, lengths)]
+    batch = DataCollatorForNumberCausalLM(tok, padding_side=side, completion_only=True)(features)
+    labelled = batch["labels"] != -100
+    assert labelled.sum(1).tolist() == [1, 1, 1]  # the answer's number token only
+    assert tok.number_mask(batch["labels"].clamp(min=0))[labelled].all()
+    assert batch["number_labels"][labelled].tolist() == [357.0, -16.0, 2.25]
+    assert (batch["number_labels"][~labelled] == 1.0).all()
+    plain = DataCollatorForNumberCausalLM(tok, padding_side=side)(features)  # prompt_length is ignored without it
+    assert torch.equal(plain["input_ids"], batch["input_ids"]) and (plain["labels"] != -100).sum() > 3
+
+
+@pytest.mark.parametrize("name", ["bert", "roberta"])
+def test_mlm_collator_completion_only_masks_the_answer(name, tokenizers) -> None:
+    tok = tokenizers[name]
+    texts = [p + a for p, a in ANSWERS]
+    lengths = prompt_lengths(tok, texts, [p for p, _ in ANSWERS])
+    features = [{**tok(t), "prompt_length": n} for t, n in zip(texts, lengths)]
+    batch = DataCollatorForNumberMLM(tok, completion_only=True, seed=0)(features)
+    masked = batch["labels"] != -100
+    assert masked.sum(1).tolist() == [1, 1, 1]
+    assert (batch["input_ids"][masked] == tok.mask_token_id).all()
+    assert (batch["input_numbers"][masked] == 1.0).all()
+    assert batch["number_labels"][masked].tolist() == [357.0, -16.0, 2.25]
+
+
+def test_completion_only_needs_prompt_lengths(tokenizers) -> None:
+    tok = tokenizers["gpt2"]
+    with pytest.raises(ValueError, match="needs a prompt_length in every example"):
+        DataCollatorForNumberCausalLM(tok, completion_only=True)([tok("1 + 2 = 3")])
+    with pytest.raises(ValueError, match="prompt_length must be an integer >= 0"):
+        DataCollatorForNumberCausalLM(tok, completion_only=True)([{**tok("1 + 2 = 3"), "prompt_length": -1}])
+    with pytest.raises(ValueError, match="exclude each other"):
+        DataCollatorForNumberMLM(tokenizers["bert"], completion_only=True, numbers_only=True)

@@ -286,3 +286,32 @@ def test_bad_training_arguments() -> None:
         NumberTrainingArguments(max_steps=0)
     with pytest.raises(ValueError, match="checkpoint"):
         train_model(None, [], None, tiny_args(resume_from_checkpoint="/nonexistent"))  # type: ignore[arg-type]
+
+
+def test_task_recommendations_fill_unset_arguments(tmp_path: Path) -> None:
+    fone = NumberTrainingArguments(task="fone_arithmetic")
+    assert (fone.hidden_size, fone.num_layers, fone.train_size, fone.completion_only) == (256, 4, 6400, True)
+    assert NumberTrainingArguments(task="fone_arithmetic", hidden_size=64, completion_only=False).hidden_size == 64
+    assert NumberTrainingArguments(task="temperature").completion_only is False  # a series: every value is trained
+    assert NumberTrainingArguments(task="orbits").backbone == "bert"  # targets inside the text: masked LM
+    # a saved task is recognised by the record make-data writes
+    options = ["--task_options", "operation=subtract", "int_digits=2"]
+    cli_main(["make-data", "--task", "fone_arithmetic", "--output", str(tmp_path / "d"), "--train_size", "4",
+              "--eval_size", "2", *options])
+    saved = NumberTrainingArguments(task="lookup", data_dir=str(tmp_path / "d"))
+    assert saved.task_name == "fone_arithmetic" and saved.hidden_size == 256
+    rows = load_task(saved)["train"]
+    assert all(r["operation"] == "subtract" and max(r["operands"]) < 100 for r in rows)
+
+
+def test_task_options_reach_the_generator() -> None:
+    args = NumberTrainingArguments(task="multi_operand", train_size=8, eval_size=2, task_options=["operands=(3, 3)"])
+    assert {len(r["operands"]) for r in load_task(args)["test"]} == {3}
+    with pytest.raises(ValueError, match="name=value"):
+        NumberTrainingArguments(task_options=["digits"])
+    with pytest.raises(ValueError, match="has no option colour"):
+        load_task(NumberTrainingArguments(task="multiplication", task_options=["colour=1"]))
+    with pytest.raises(ValueError, match="dropout"):
+        NumberTrainingArguments(dropout=1.0)
+    with pytest.raises(ValueError, match="learning_rate must be a finite number"):
+        NumberTrainingArguments(learning_rate=float("inf"))

@@ -8,11 +8,21 @@ tensors for the ``Number*`` models. They work as ``collate_fn`` of a ``DataLoade
 Labels follow the models' convention: ``labels`` and ``number_labels`` are aligned with
 ``input_ids`` (causal models shift them inside), ``-100`` marks ignored tokens, and
 ``number_labels`` holds the true value wherever ``labels`` is a number token.
+
+**Completion-only training.** For prompt/answer tasks (``"123 + 456 = 579"``: the prompt is
+``"123 + 456 = "``) both collators take ``completion_only=True``: each example then needs a
+``prompt_length`` (how many of its tokens belong to the prompt, as
+:func:`~hf_numbers.data.prompt_lengths` computes it), and only the tokens after the prompt are
+trained on. The causal collator leaves the prompt unlabelled; the masked-LM collator masks
+exactly the completion (the answer, as xVal did for arithmetic) and nothing else. Training on
+the prompt's random operands as well stops FoNE from learning addition (README, "Results").
 """
 
 from __future__ import annotations
 
 import hashlib
+import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +32,7 @@ from ..modeling import NEUTRAL_NUMBER
 
 
 def _pad(tokenizer: Any, features: list[dict[str, Any]], pad_to_multiple_of: int | None, padding_side: str | None):
+    """``tokenizer.pad`` of the model inputs of ``features`` (other keys are left out)."""
     keep = [
         {k: v for k, v in f.items() if k in ("input_ids", "attention_mask", "input_numbers", "token_type_ids")}
         for f in features
@@ -34,6 +45,56 @@ def _pad(tokenizer: Any, features: list[dict[str, Any]], pad_to_multiple_of: int
     )
 
 
+def prompt_lengths(tokenizer: Any, texts: Sequence[str], prompts: Sequence[str], **kwargs: Any) -> list[int]:
+    """For each text, how many of its tokens belong to its prompt (a prefix of the text).
+
+    The completion starts at the first token that ends after the prompt: with byte-level BPE the
+    answer's token ``" [NUM]"`` also holds the prompt's last space, and it still counts as the
+    completion. Special tokens added at the start (``[CLS]``, ``<s>``) belong to the prompt.
+    ``kwargs`` go to the tokenizer call (``truncation``, ``max_length``): use the same as for the
+    model inputs. A text whose completion was truncated away gets its full length (nothing to train on).
+
+    Example:
+        >>> tok = train_number_tokenizer(["12 + 3 = 15"] * 5, "gpt2", vocab_size=260)  # doctest: +SKIP
+        >>> prompt_lengths(tok, ["12 + 3 = 15"], ["12 + 3 = "])  # doctest: +SKIP
+        [4]
+    """
+    texts, prompts = list(texts), list(prompts)
+    if len(texts) != len(prompts):
+        raise ValueError(f"{len(texts)} texts but {len(prompts)} prompts")
+    for index, (text, prompt) in enumerate(zip(texts, prompts)):
+        if not text.startswith(prompt):
+            raise ValueError(f"example {index}: the prompt {prompt[:40]!r} is not a prefix of the text {text[:40]!r}")
+    offsets = tokenizer(texts, return_offsets_mapping=True, **kwargs)["offset_mapping"]
+    lengths = []
+    for row, prompt in zip(offsets, prompts):
+        ends = [end for _, end in row]
+        lengths.append(next((i for i, end in enumerate(ends) if end > len(prompt)), len(ends)))
+    return lengths
+
+
+def _completion_mask(features: list[dict[str, Any]], attention_mask: torch.Tensor) -> torch.Tensor:
+    """Bool ``(B, L)``: the tokens after each example's ``prompt_length`` prompt tokens (padding excluded).
+
+    Works for left and right padding: positions are counted from each row's first real token.
+    """
+    lengths = []
+    for index, feature in enumerate(features):
+        length = feature.get("prompt_length")
+        if length is None:
+            raise ValueError(
+                f"completion_only=True needs a prompt_length in every example (example {index} has none); "
+                "compute it with hf_numbers.data.prompt_lengths(tokenizer, texts, prompts)"
+            )
+        if isinstance(length, bool) or not isinstance(length, numbers.Integral) or length < 0:
+            raise ValueError(f"prompt_length must be an integer >= 0, got {length!r} in example {index}")
+        lengths.append(int(length))
+    real = attention_mask.bool()
+    first = real.long().argmax(1)  # index of each row's first real token (the left padding before it)
+    offsets = torch.arange(attention_mask.shape[1])[None] - first[:, None]
+    return real & (offsets >= torch.tensor(lengths)[:, None])
+
+
 @dataclass
 class DataCollatorForNumberCausalLM:
     """Pad (left or right) and build ``labels`` / ``number_labels`` for ``NumberGPT2ForCausalLM``.
@@ -42,6 +103,8 @@ class DataCollatorForNumberCausalLM:
         tokenizer: a number tokenizer (needs a ``pad_token``; for GPT-2 set ``pad_token = eos_token``).
         padding_side: ``"left"`` or ``"right"``; ``None`` uses ``tokenizer.padding_side``.
         pad_to_multiple_of: pad the length to a multiple of this.
+        completion_only: label only the tokens after each example's ``prompt_length`` (see the module
+            docstring); the prompt's tokens and numbers get ``-100`` / 1.0.
 
     Example:
         >>> collator = DataCollatorForNumberCausalLM(tokenizer)  # doctest: +SKIP
@@ -53,6 +116,7 @@ class DataCollatorForNumberCausalLM:
     tokenizer: Any
     padding_side: str | None = None
     pad_to_multiple_of: int | None = None
+    completion_only: bool = False
 
     def __post_init__(self) -> None:
         if self.padding_side not in (None, "left", "right"):
@@ -62,10 +126,11 @@ class DataCollatorForNumberCausalLM:
 
     def __call__(self, features: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
         batch = dict(_pad(self.tokenizer, features, self.pad_to_multiple_of, self.padding_side))
-        labels = batch["input_ids"].clone()
-        labels[batch["attention_mask"] == 0] = -100
-        batch["labels"] = labels
-        batch["number_labels"] = batch["input_numbers"].clone()
+        labelled = batch["attention_mask"].bool()
+        if self.completion_only:
+            labelled = _completion_mask(features, batch["attention_mask"])
+        batch["labels"] = batch["input_ids"].masked_fill(~labelled, -100)
+        batch["number_labels"] = batch["input_numbers"].masked_fill(~labelled, NEUTRAL_NUMBER)
         return batch
 
 
@@ -83,6 +148,9 @@ class DataCollatorForNumberMLM:
         mlm_probability: probability of masking each eligible token (xVal used 0.2–0.3).
         numbers_only: mask only number tokens (number-inference evaluation).
         whole_numbers: with ``numbers_only``, mask every number token (probability ignored).
+        completion_only: mask exactly the completion of each example (its tokens after
+            ``prompt_length``, special tokens aside; probability ignored), e.g. the answer of an
+            arithmetic problem, as xVal trained and evaluated arithmetic.
         pad_to_multiple_of: pad the length to a multiple of this.
         seed: with a seed, each batch's masks are a function of (seed, the batch's padded token ids)
             only, not of the global RNG or of how many batches came before: evaluation masks are the
@@ -102,12 +170,15 @@ class DataCollatorForNumberMLM:
     whole_numbers: bool = False
     pad_to_multiple_of: int | None = None
     seed: int | None = None
+    completion_only: bool = False
 
     def __post_init__(self) -> None:
         if not 0.0 < self.mlm_probability <= 1.0:
             raise ValueError(f"mlm_probability must be in (0, 1], got {self.mlm_probability}")
         if self.whole_numbers and not self.numbers_only:
             raise ValueError("whole_numbers=True needs numbers_only=True")
+        if self.completion_only and self.numbers_only:
+            raise ValueError("completion_only=True and numbers_only=True exclude each other; choose one")
         if self.tokenizer.mask_token_id is None:
             raise ValueError("the tokenizer has no mask_token; masked language modelling needs one")
 
@@ -125,7 +196,9 @@ class DataCollatorForNumberMLM:
         special = torch.isin(input_ids, torch.tensor(self.tokenizer.all_special_ids)) & ~is_num
         special |= batch["attention_mask"] == 0
         eligible = is_num if self.numbers_only else ~special
-        if self.whole_numbers:
+        if self.completion_only:
+            masked = eligible & _completion_mask(features, batch["attention_mask"])
+        elif self.whole_numbers:
             masked = eligible.clone()
         else:
             masked = eligible & (torch.rand(input_ids.shape, generator=generator) < self.mlm_probability)

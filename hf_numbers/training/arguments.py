@@ -1,5 +1,11 @@
 """Training options as a dataclass, parsed by ``transformers.HfArgumentParser``.
 
+Fields whose default is ``None`` and that a task recommends (``TaskSpec.training_defaults``:
+model size, steps, batch, learning rate, completion-only loss...) are filled from the task's
+recommendation, else from :data:`DEFAULTS`, when the arguments are built. So
+``hf-numbers train --task fone_arithmetic --number_encoding fone`` runs the recipe that reproduces
+FoNE's addition result, and an explicit flag always wins.
+
 Example:
     >>> from transformers import HfArgumentParser
     >>> (args,) = HfArgumentParser(NumberTrainingArguments).parse_args_into_dataclasses(
@@ -10,11 +16,38 @@ Example:
 
 from __future__ import annotations
 
+import ast
+import json
+import math
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
+from ..data.tasks import TASK_FILE, TASKS
 from ..data.vocab import BACKBONES
 
 PRECISIONS = ("no", "fp16", "bf16", "auto")
+
+DEFAULTS: dict[str, Any] = {
+    "train_size": 4000,
+    "eval_size": 200,
+    "max_length": 128,
+    "backbone": "gpt2",
+    "hidden_size": 128,
+    "num_layers": 3,
+    "num_heads": 4,
+    "max_steps": 600,
+    "per_device_batch_size": 32,
+    "learning_rate": 1e-3,
+    "warmup_steps": 50,
+    "completion_only": False,
+}
+"""The value of each task-recommendable field when neither the flag nor the task sets it."""
+
+
+def _recommended(name: str, help_text: str) -> dict[str, Any]:
+    """Field metadata of a task-recommendable field (its help names the fallback default)."""
+    return {"help": f"{help_text} Default: the task's recommendation, else {DEFAULTS[name]}."}
 
 
 @dataclass
@@ -34,14 +67,37 @@ class NumberTrainingArguments:
     data_dir: str | None = field(
         default=None, metadata={"help": "A dataset saved by `hf-numbers make-data`; default: generate the task."}
     )
-    train_size: int = field(default=4000, metadata={"help": "Training examples when generating the task."})
-    eval_size: int = field(
-        default=200, metadata={"help": "Examples of each validation/test split when generating the task."}
+    task_options: list[str] | None = field(
+        default=None,
+        metadata={
+            "help": "Options of the task generator as name=value pairs, e.g. `--task_options operation=subtract "
+            "int_digits=3 frac_digits=2` (fone_arithmetic) or `digits=4` (multiplication); values are Python "
+            "literals. See `hf-numbers make-data --help` for each task's options."
+        },
+    )
+    train_size: int | None = field(
+        default=None, metadata=_recommended("train_size", "Training examples when generating the task.")
+    )
+    eval_size: int | None = field(
+        default=None,
+        metadata=_recommended("eval_size", "Examples of each validation/test split when generating the task."),
     )
     data_seed: int = field(default=0, metadata={"help": "Seed of the task generator."})
-    max_length: int = field(default=128, metadata={"help": "Truncate tokenized texts to this many tokens."})
+    max_length: int | None = field(
+        default=None, metadata=_recommended("max_length", "Truncate tokenized texts to this many tokens.")
+    )
+    completion_only: bool | None = field(
+        default=None,
+        metadata=_recommended(
+            "completion_only",
+            "Train only on what follows each example's prompt (the answer): the prompt is left unlabelled "
+            "(causal LM) or the answer alone is masked (masked LM).",
+        ),
+    )
     # ---- model
-    backbone: str = field(default="gpt2", metadata={"help": "gpt2 (causal LM), bert or roberta (masked LM)."})
+    backbone: str | None = field(
+        default=None, metadata=_recommended("backbone", "gpt2 (causal LM), bert or roberta (masked LM).")
+    )
     number_encoding: str = field(default="xval", metadata={"help": "xval, fone, float or exponent."})
     pretrained: str | None = field(
         default=None,
@@ -52,9 +108,17 @@ class NumberTrainingArguments:
     freeze_backbone: bool = field(
         default=False, metadata={"help": "Train only the number module and heads (frozen trunk)."}
     )
-    hidden_size: int = field(default=128, metadata={"help": "Width of a new model."})
-    num_layers: int = field(default=3, metadata={"help": "Layers of a new model."})
-    num_heads: int = field(default=4, metadata={"help": "Attention heads of a new model."})
+    hidden_size: int | None = field(default=None, metadata=_recommended("hidden_size", "Width of a new model."))
+    num_layers: int | None = field(default=None, metadata=_recommended("num_layers", "Layers of a new model."))
+    num_heads: int | None = field(default=None, metadata=_recommended("num_heads", "Attention heads of a new model."))
+    dropout: float = field(
+        default=0.0,
+        metadata={
+            "help": "Every dropout probability of a new model (embeddings, attention, residuals). 0 by default: "
+            "dropout noise on the number features keeps FoNE from learning exact digits and biases xVal's "
+            "values at evaluation. A --pretrained backbone keeps its own dropout."
+        },
+    )
     vocab_size: int = field(default=600, metadata={"help": "Vocabulary of the tokenizer trained for a new model."})
     number_loss_weight: float = field(
         default=1.0, metadata={"help": "Weight of the number loss added to the token loss."}
@@ -73,12 +137,16 @@ class NumberTrainingArguments:
     )
     mlm_probability: float = field(default=0.2, metadata={"help": "Masked LM: probability of masking a token."})
     # ---- optimisation
-    max_steps: int = field(default=600, metadata={"help": "Optimizer steps."})
-    per_device_batch_size: int = field(default=32, metadata={"help": "Batch size per process."})
+    max_steps: int | None = field(default=None, metadata=_recommended("max_steps", "Optimizer steps."))
+    per_device_batch_size: int | None = field(
+        default=None, metadata=_recommended("per_device_batch_size", "Batch size per process.")
+    )
     gradient_accumulation_steps: int = field(default=1, metadata={"help": "Micro-batches per optimizer step."})
-    learning_rate: float = field(default=1e-3, metadata={"help": "Peak learning rate of AdamW."})
+    learning_rate: float | None = field(
+        default=None, metadata=_recommended("learning_rate", "Peak learning rate of AdamW.")
+    )
     weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay."})
-    warmup_steps: int = field(default=50, metadata={"help": "Linear warm-up steps."})
+    warmup_steps: int | None = field(default=None, metadata=_recommended("warmup_steps", "Linear warm-up steps."))
     min_lr_ratio: float = field(
         default=0.1, metadata={"help": "Cosine schedule floor, as a fraction of the peak (xVal's setting)."}
     )
@@ -99,6 +167,7 @@ class NumberTrainingArguments:
     progress_bar: bool = field(default=True, metadata={"help": "Show a progress bar."})
 
     def __post_init__(self) -> None:
+        self._fill_recommended()
         if self.backbone not in BACKBONES:
             raise ValueError(f"backbone={self.backbone!r} is unknown; allowed: {', '.join(BACKBONES)}")
         if self.mixed_precision not in PRECISIONS:
@@ -119,8 +188,47 @@ class NumberTrainingArguments:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         if not 0.0 <= self.min_lr_ratio <= 1.0:
             raise ValueError(f"min_lr_ratio must be in [0, 1], got {self.min_lr_ratio}")
-        if self.learning_rate <= 0:
-            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate}")
+        if not (math.isfinite(self.learning_rate) and self.learning_rate > 0):
+            raise ValueError(f"learning_rate must be a finite number > 0, got {self.learning_rate}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        self.task_generator_options()  # fail early on a malformed name=value
+
+    @property
+    def task_name(self) -> str:
+        """The task's name: the one ``make-data`` recorded next to ``data_dir``, else ``task``."""
+        if self.data_dir:
+            record = Path(self.data_dir) / TASK_FILE
+            if record.is_file():
+                return json.loads(record.read_text())["task"]
+        return self.task
+
+    def _fill_recommended(self) -> None:
+        """Fill every ``None`` field from the task's recommendation, else from :data:`DEFAULTS`."""
+        spec = TASKS.get(self.task_name)
+        recommended = dict(spec.training_defaults) if spec is not None else {}
+        for name in DEFAULTS:
+            if getattr(self, name) is None:
+                setattr(self, name, recommended.get(name, DEFAULTS[name]))
+
+    def task_generator_options(self) -> dict[str, Any]:
+        """``task_options`` as a dict: ``["digits=4", "operation=add"]`` -> ``{"digits": 4, "operation": "add"}``.
+
+        Example:
+            >>> NumberTrainingArguments(task_options=["operands=(2, 3)"]).task_generator_options()
+            {'operands': (2, 3)}
+        """
+        options: dict[str, Any] = {}
+        for item in self.task_options or []:
+            name, sep, text = item.partition("=")
+            if not sep or not name.strip():
+                raise ValueError(f"task_options items must be name=value, got {item!r}")
+            try:
+                value = ast.literal_eval(text.strip())
+            except (ValueError, SyntaxError):
+                value = text.strip()  # a bare word such as subtract
+            options[name.strip()] = value
+        return options
 
     @property
     def causal(self) -> bool:

@@ -18,7 +18,8 @@ from datasets import DatasetDict, load_from_disk
 from transformers import AutoModel, AutoTokenizer
 
 from ..data import TASKS, NumberScaler, make_task, task_scaler
-from ..data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
+from ..data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM, prompt_lengths
+from ..data.tasks import TASK_FILE
 from ..data.vocab import train_number_tokenizer
 from ..evaluation import (
     compute_number_metrics,
@@ -33,23 +34,14 @@ from .loop import make_accelerator, train_model
 from .model_card import write_model_card
 
 FINAL_DIR = "final"
-TASK_FILE = "hf_numbers_task.json"
-
-
-def task_name(args: NumberTrainingArguments) -> str:
-    """The task's name: the one ``make-data`` recorded next to ``args.data_dir``, else ``args.task``."""
-    if args.data_dir:
-        record = Path(args.data_dir) / TASK_FILE
-        if record.is_file():
-            return json.loads(record.read_text())["task"]
-    return args.task
 
 
 def load_task(args: NumberTrainingArguments) -> DatasetDict:
     """The task's splits: loaded from ``args.data_dir`` or generated with the size/seed arguments.
 
     Generated tasks take ``train_size`` and, for every other split, ``eval_size``; tasks of a
-    fixed size (``temperature``, cut from a real series) ignore them.
+    fixed size (``temperature``, cut from a real series) ignore them. ``task_options`` go to the
+    task's generator as keyword arguments (they win over the sizes and seed).
 
     Example:
         >>> dd = load_task(NumberTrainingArguments(task="lookup", train_size=20, eval_size=5))  # doctest: +SKIP
@@ -61,7 +53,8 @@ def load_task(args: NumberTrainingArguments) -> DatasetDict:
     accepted = inspect.signature(TASKS[args.task].builder).parameters
     options = {"train_size": args.train_size, "seed": args.data_seed}
     options |= {name: args.eval_size for name in accepted if name.endswith("_size") and name != "train_size"}
-    return make_task(args.task, **{k: v for k, v in options.items() if k in accepted})
+    options = {k: v for k, v in options.items() if k in accepted} | args.task_generator_options()
+    return make_task(args.task, **options)
 
 
 def save_task(dataset: DatasetDict, name: str, folder: str | Path) -> None:
@@ -72,7 +65,7 @@ def save_task(dataset: DatasetDict, name: str, folder: str | Path) -> None:
 
 def make_scaler(args: NumberTrainingArguments, dataset: DatasetDict) -> NumberScaler:
     """xVal gets the task's scaler (values must stay small); digit-reading encodings see raw values."""
-    name = task_name(args)
+    name = args.task_name
     if args.number_encoding == "xval" and name in TASKS:
         return task_scaler(name, dataset)
     return NumberScaler("identity")
@@ -143,6 +136,9 @@ def build_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetD
             n_positions=args.max_length,
             bos_token_id=tokenizer.eos_token_id,
             eos_token_id=tokenizer.eos_token_id,
+            resid_pdrop=args.dropout,
+            embd_pdrop=args.dropout,
+            attn_pdrop=args.dropout,
             **ids,
             **number_fields,
         )
@@ -154,6 +150,8 @@ def build_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetD
             num_attention_heads=args.num_heads,
             intermediate_size=4 * args.hidden_size,
             max_position_embeddings=args.max_length + extra,
+            hidden_dropout_prob=args.dropout,
+            attention_probs_dropout_prob=args.dropout,
             **ids,
             **number_fields,
         )
@@ -161,7 +159,11 @@ def build_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetD
 
 
 def tokenize_dataset(dataset: DatasetDict, tokenizer: Any, scaler: NumberScaler, max_length: int) -> DatasetDict:
-    """Tokenize ``text`` into ``input_ids``, ``attention_mask`` and scaled ``input_numbers``."""
+    """Tokenize ``text`` into ``input_ids``, ``attention_mask`` and scaled ``input_numbers``.
+
+    Tasks with a ``prompt`` column also get ``prompt_length`` (its tokens), which the collators'
+    ``completion_only`` option reads.
+    """
 
     def encode(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
         enc = tokenizer(batch["text"], truncation=True, max_length=max_length)
@@ -169,9 +171,16 @@ def tokenize_dataset(dataset: DatasetDict, tokenizer: Any, scaler: NumberScaler,
             scaler.apply_at_numbers(ids, row, tokenizer.num_token_ids).tolist()
             for ids, row in zip(enc["input_ids"], enc["input_numbers"])
         ]
-        return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], "input_numbers": numbers}
+        out = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], "input_numbers": numbers}
+        if "prompt" in batch:
+            out["prompt_length"] = prompt_lengths(
+                tokenizer, batch["text"], batch["prompt"], truncation=True, max_length=max_length
+            )
+        return out
 
     columns = ["input_ids", "attention_mask", "input_numbers"]
+    if all("prompt" in data.column_names for data in dataset.values()):
+        columns.append("prompt_length")
     return DatasetDict(
         {
             split: data.map(encode, batched=True, remove_columns=data.column_names).with_format(columns=columns)
@@ -247,9 +256,11 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
         model = build_model(args, tokenizer, dataset)
         tokenized = tokenize_dataset(dataset, tokenizer, scaler, args.max_length)
     if args.causal:
-        collator = DataCollatorForNumberCausalLM(tokenizer)
+        collator = DataCollatorForNumberCausalLM(tokenizer, completion_only=args.completion_only)
     else:  # masks seeded by batch content: exact resume, same evaluation masks every time
-        collator = DataCollatorForNumberMLM(tokenizer, mlm_probability=args.mlm_probability, seed=args.seed)
+        collator = DataCollatorForNumberMLM(
+            tokenizer, mlm_probability=args.mlm_probability, seed=args.seed, completion_only=args.completion_only
+        )
     model, result = train_model(
         model, tokenized["train"], collator, args, tokenized.get("validation"), accelerator=accelerator
     )
@@ -265,7 +276,7 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
         tokenizer.save_pretrained(final)
         scaler.save_pretrained(final)
         summary |= evaluate_splits(model, tokenizer, scaler, dataset, args.max_length, output_dir)
-        write_model_card(final, args, task_name(args), summary, scaler)
+        write_model_card(final, args, args.task_name, summary, scaler)
         print(f"\nResults after {result.global_step} steps (final training loss {result.last_train_loss:.4f}):")
         print(format_metrics_table(summary["metrics"]))
         print(f"plots: {', '.join(summary['plots'])}\nmodel, tokenizer and scaler: {final}")
