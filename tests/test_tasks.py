@@ -8,6 +8,7 @@ import json
 import math
 import re
 from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -116,14 +117,14 @@ def test_five_digit_products_are_exact() -> None:
         assert int(row["answer_text"]) == a * b and int(row["answer"]) == a * b
 
 
-def _evaluate_integer_expression(source: str) -> int:
-    """Evaluate + - * on integers from the syntax tree, independently of the generator."""
+def _evaluate_expression(source: str) -> Fraction:
+    """Evaluate + - * exactly (decimal literals as fractions) from the syntax tree, independently of the generator."""
 
-    def walk(node: ast.AST) -> int:
+    def walk(node: ast.AST) -> Fraction:
         if isinstance(node, ast.Expression):
             return walk(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, int):
-            return node.value
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return Fraction(ast.get_source_segment(source, node))
         if isinstance(node, ast.BinOp) and type(node.op) in (ast.Add, ast.Sub, ast.Mult):
             left, right = walk(node.left), walk(node.right)
             return {ast.Add: left + right, ast.Sub: left - right, ast.Mult: left * right}[type(node.op)]
@@ -133,16 +134,30 @@ def _evaluate_integer_expression(source: str) -> int:
 
 
 def test_multi_operand_answers_recomputed(datasets_by_task: dict[str, DatasetDict]) -> None:
+    """The default operands are the xVal paper's: three significant digits, 1.00 to 99.9, written in full."""
     leaf_counts = set()
     for dataset in datasets_by_task["multi_operand"].values():
         for row in dataset:
             expression = row["prompt"].removesuffix(" = ")
-            assert _evaluate_integer_expression(expression) == int(row["answer_text"]) == row["answer"]
+            assert _evaluate_expression(expression) == Fraction(row["answer_text"])
+            assert float(row["answer_text"]) == row["answer"] and not row["answer_text"].endswith("0.")
             assert len(row["operators"]) == len(row["operands"]) - 1
             assert set(row["operators"]) <= {"+", "-", "*"}
             leaf_counts.add(len(row["operands"]))
-            assert all(0 <= v < 1000 for v in row["operands"])
+            assert all(1.0 <= v < 100 for v in row["operands"])
+            literals = [m.group() for m in NUMBER.finditer(expression)]
+            assert all(len(lit.replace(".", "")) == 3 for lit in literals)  # 8.20 keeps its zero
     assert leaf_counts == {2, 3, 4}
+
+
+def test_multi_operand_integer_operands() -> None:
+    dd = make_task("multi_operand", operand_format="integer", train_size=200, validation_size=20, test_size=20)
+    for row in dd["train"]:
+        expression = row["prompt"].removesuffix(" = ")
+        assert _evaluate_expression(expression) == int(row["answer_text"]) == row["answer"]
+        assert all(0 <= v < 1000 and v == int(v) for v in row["operands"])
+    with pytest.raises(ValueError, match="operand_format='hex' is unknown; allowed: sig3, integer"):
+        make_task("multi_operand", operand_format="hex")
 
 
 @pytest.mark.parametrize(

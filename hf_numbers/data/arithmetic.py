@@ -18,6 +18,7 @@ below 2**53 so that its float64 ``answer`` is exact as well.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -38,9 +39,10 @@ from ._common import (
 
 OPERATORS = ("+", "-", "*")
 FONE_OPERATIONS = {"add": "+", "subtract": "-", "multiply": "*"}
+OPERAND_FORMATS = ("sig3", "integer")
 
 
-def _apply(op: str, left: int, right: int) -> int:
+def _apply(op: str, left: Fraction | int, right: Fraction | int) -> Fraction | int:
     if op == "+":
         return left + right
     if op == "-":
@@ -101,25 +103,27 @@ def _binary_row(a: int, b: int, op: str, decimals: int) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class _Node:
-    """A binary expression tree: a leaf holds ``value``; an inner node ``op``, ``left``, ``right``.
+    """A binary expression tree: a leaf holds ``value * 10**-decimals``; an inner node ``op``, ``left``, ``right``.
 
     Frozen, so a tree is hashable and compares by structure (used to keep expressions unique).
     """
 
     value: int = 0
+    decimals: int = 0
     op: str | None = None
     left: _Node | None = None
     right: _Node | None = None
 
-    def evaluate(self) -> int:
+    def evaluate(self) -> Fraction:
+        """The exact value of the expression."""
         if self.op is None:
-            return self.value
+            return Fraction(self.value, 10**self.decimals)
         return _apply(self.op, self.left.evaluate(), self.right.evaluate())
 
     def write(self, builder: TextBuilder, top: bool = True) -> None:
         """Write the expression, parenthesising every inner node but the root."""
         if self.op is None:
-            builder.number(str(self.value))
+            builder.number(format_scaled_integer(self.value, self.decimals))
             return
         builder.text("" if top else "(")
         self.left.write(builder, top=False)
@@ -127,9 +131,9 @@ class _Node:
         self.right.write(builder, top=False)
         builder.text("" if top else ")")
 
-    def leaves(self) -> list[int]:
+    def leaves(self) -> list[Fraction]:
         if self.op is None:
-            return [self.value]
+            return [self.evaluate()]
         return self.left.leaves() + self.right.leaves()
 
     def operators(self) -> list[str]:
@@ -142,21 +146,36 @@ class _Node:
         return 0 if self.op is None else 1 + max(self.left.depth(), self.right.depth())
 
 
-def _random_tree(rng: np.random.Generator, n_leaves: int, max_digits: int) -> _Node:
+def _random_leaf(rng: np.random.Generator, operand_format: str, max_digits: int) -> _Node:
+    if operand_format == "sig3":  # three significant digits, 1.00 to 99.9 (xVal: "1.32", "32.1", "8.20")
+        return _Node(value=int(rng.integers(100, 1000)), decimals=int(rng.integers(1, 3)))
+    digits = int(rng.integers(1, max_digits + 1))
+    return _Node(value=int(rng.integers(10 ** (digits - 1) if digits > 1 else 0, 10**digits)))
+
+
+def _random_tree(rng: np.random.Generator, n_leaves: int, operand_format: str, max_digits: int) -> _Node:
     if n_leaves == 1:
-        digits = int(rng.integers(1, max_digits + 1))
-        return _Node(value=int(rng.integers(10 ** (digits - 1) if digits > 1 else 0, 10**digits)))
+        return _random_leaf(rng, operand_format, max_digits)
     n_left = int(rng.integers(1, n_leaves))
     op = OPERATORS[int(rng.integers(len(OPERATORS)))]
     return _Node(
         op=op,
-        left=_random_tree(rng, n_left, max_digits),
-        right=_random_tree(rng, n_leaves - n_left, max_digits),
+        left=_random_tree(rng, n_left, operand_format, max_digits),
+        right=_random_tree(rng, n_leaves - n_left, operand_format, max_digits),
     )
+
+
+def _exact_decimal(value: Fraction) -> str:
+    """Write a fraction whose denominator is a power of ten as its exact shortest decimal."""
+    decimals = 0
+    while (value * 10**decimals).denominator != 1:
+        decimals += 1
+    return format_scaled_integer(int(value * 10**decimals), decimals)
 
 
 def multi_operand(
     operands: tuple[int, int] = (2, 4),
+    operand_format: str = "sig3",
     max_digits: int = 3,
     train_size: int = 10_000,
     validation_size: int = 1_000,
@@ -167,9 +186,15 @@ def multi_operand(
 
     Each expression has between ``operands[0]`` and ``operands[1]`` leaves (2 to 4 by
     default, as in xVal; allowed 2 to 8). The tree shape is drawn by splitting the
-    leaves at a uniform point, each operator uniformly from ``+ - *``, and each
-    operand by first drawing its digit count uniformly in 1..``max_digits`` (1 to 4),
-    then its value uniformly among the non-negative integers with that many digits.
+    leaves at a uniform point and each operator uniformly from ``+ - *``. Operands:
+
+    * ``operand_format="sig3"`` (default, as in the xVal paper's samples such as
+      ``((1.32 * 32.1) + (1.42 - 8.20)) = 35.592``): three significant digits, a mantissa
+      uniform in 100..999 with one or two decimals, so values 1.00 to 99.9, written with
+      all three digits (``8.20``); the answer is the exact result, written without trailing zeros;
+    * ``operand_format="integer"``: a digit count uniform in 1..``max_digits`` (1 to 4),
+      then a value uniform among the non-negative integers with that many digits.
+
     Inner nodes are parenthesised, so the text needs no precedence rules:
     ``"(12 + 7) * (3 - 45) = -798"``. Extra columns: ``operands`` (leaves in
     written order), ``operators`` (in written order), ``depth`` (tree depth).
@@ -180,19 +205,20 @@ def multi_operand(
         True
     """
     low, high = check_int_range("operands", operands, 2, 8)
+    if operand_format not in OPERAND_FORMATS:
+        raise ValueError(f"operand_format={operand_format!r} is unknown; allowed: {', '.join(OPERAND_FORMATS)}")
     max_digits = check_int("max_digits", max_digits, 1, 4)
     seed = check_seed(seed)
     sizes = check_sizes({"test": test_size, "validation": validation_size, "train": train_size})
 
     def sample(rng: np.random.Generator, split: str) -> _Node:
         while True:  # redraw the rare tree whose value float64 cannot hold exactly
-            tree = _random_tree(rng, int(rng.integers(low, high + 1)), max_digits)
+            tree = _random_tree(rng, int(rng.integers(low, high + 1)), operand_format, max_digits)
             if abs(tree.evaluate()) < MAX_EXACT_INTEGER:
                 return tree
 
-    trees = draw_unique(
-        sizes, split_rngs(seed, f"multi_operand{low}-{high}-{max_digits}", list(sizes)), sample, lambda t: t
-    )
+    stream = f"multi_operand{low}-{high}-{max_digits}" + ("" if operand_format == "integer" else f"-{operand_format}")
+    trees = draw_unique(sizes, split_rngs(seed, stream, list(sizes)), sample, lambda t: t)
     rows = {split: [_tree_row(tree) for tree in items] for split, items in trees.items()}
     return make_dataset_dict(
         rows,
@@ -204,7 +230,7 @@ def _tree_row(tree: _Node) -> dict[str, Any]:
     builder = TextBuilder()
     tree.write(builder)
     builder.text(" = ")
-    builder.number(str(tree.evaluate()), answer=True)
+    builder.number(_exact_decimal(tree.evaluate()), answer=True)
     return builder.build(operands=[float(v) for v in tree.leaves()], operators=tree.operators(), depth=tree.depth())
 
 
