@@ -36,6 +36,17 @@ def test_hand_computed_mse_r2_and_exact_match() -> None:
     assert list(result) == list(METRIC_NAMES)
 
 
+def test_log_space_r2_and_relative_error() -> None:
+    references = [10.0, 1000.0, -100000.0, 0.0]
+    predictions = [10.05, 1100.0, -100500.0, 0.0]  # errors 0.5%, 10%, 0.5%, exact
+    result = compute_number_metrics(predictions, references)
+    assert result["within_1pct"] == pytest.approx(3 / 4)
+    ref_log, pred_log = (np.sign(x) * np.log10(1 + np.abs(x)) for x in (np.array(references), np.array(predictions)))
+    expected = 1 - np.sum((pred_log - ref_log) ** 2) / np.sum((ref_log - ref_log.mean()) ** 2)
+    assert result["r2_log"] == pytest.approx(expected)
+    assert compute_number_metrics([None, 5.0], [5.0, 5.0])["within_1pct"] == 0.5  # invalid counts as wrong
+
+
 def test_significant_figure_accuracy() -> None:
     references = [1.234, -0.0456, 2500.0, 0.0, 7.0]
     predictions = [1.2349, -0.04549, 2549.0, -0.0, 7.04]

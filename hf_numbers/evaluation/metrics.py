@@ -2,7 +2,10 @@
 
 * ``mse`` and ``r2``: mean squared error and coefficient of determination (xVal's tables),
   over the valid predictions;
+* ``r2_log``: ``r2`` of the signed logarithms ``sign(x) log10(1 + |x|)``, for answers that span
+  orders of magnitude (products), where a few large values dominate ``r2``;
 * ``exact_match``: share of predictions equal to the reference (FoNE);
+* ``within_1pct``: share of predictions within 1% of the reference (relative error <= 0.01);
 * ``accuracy_2sf``, ``accuracy_3sf``: share of predictions equal to the reference once both
   are rounded to 2 or 3 significant figures (xVal appendix B.6);
 * ``invalid_rate``: share of predictions that are not a finite number (``None``, NaN,
@@ -24,7 +27,17 @@ from typing import Any
 
 import numpy as np
 
-METRIC_NAMES = ("count", "invalid_rate", "mse", "r2", "exact_match", "accuracy_2sf", "accuracy_3sf")
+METRIC_NAMES = (
+    "count",
+    "invalid_rate",
+    "mse",
+    "r2",
+    "r2_log",
+    "exact_match",
+    "within_1pct",
+    "accuracy_2sf",
+    "accuracy_3sf",
+)
 
 
 def parse_predictions(predictions: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -120,8 +133,8 @@ def compute_number_metrics(
 
     Example:
         >>> m = compute_number_metrics([1.0, 2.1, None, 4.0], [1.0, 2.0, 3.0, 4.0])
-        >>> m["invalid_rate"], m["exact_match"], round(m["mse"], 4), m["accuracy_2sf"]
-        (0.25, 0.5, 0.0033, 0.5)
+        >>> m["invalid_rate"], m["exact_match"], round(m["mse"], 4), m["accuracy_2sf"], m["within_1pct"]
+        (0.25, 0.5, 0.0033, 0.5, 0.5)
     """
     values, valid = parse_predictions(predictions)
     refs = parse_references(references)
@@ -140,16 +153,22 @@ def compute_number_metrics(
         "invalid_rate": float(1.0 - valid.mean()),
         "mse": float(np.mean((valid_values - valid_refs) ** 2)) if valid.any() else None,
         "r2": _r2(valid_values, valid_refs),
+        "r2_log": _r2(_signed_log(valid_values), _signed_log(valid_refs)),
     }
     if exact_decimals is None:
         matches = valid_values == valid_refs
     else:
         matches = np.round(valid_values, exact_decimals) == np.round(valid_refs, exact_decimals)
     results["exact_match"] = float(matches.sum() / count)
+    results["within_1pct"] = float((np.abs(valid_values - valid_refs) <= 0.01 * np.abs(valid_refs)).sum() / count)
     for digits in sig_figs:
         same = [p == r for p, r in zip(round_significant(valid_values, digits), round_significant(valid_refs, digits))]
         results[f"accuracy_{digits}sf"] = float(sum(same) / count)
     return results
+
+
+def _signed_log(values: np.ndarray) -> np.ndarray:
+    return np.sign(values) * np.log10(1.0 + np.abs(values))
 
 
 def _r2(values: np.ndarray, refs: np.ndarray) -> float | None:
