@@ -1,0 +1,397 @@
+"""Reproduce the papers' tables at the scale of a CPU: every row is one ``hf-numbers train`` run.
+
+    python benchmarks/reproduce.py fone          # FoNE: 6-digit addition, subtraction, decimals, data efficiency
+    python benchmarks/reproduce.py arithmetic    # xVal Tables 2 and 3: multiplication, multi-operand
+    python benchmarks/reproduce.py fone --only fone-add6 --force   # re-run one row
+
+Each row runs the real command line (``python -m hf_numbers.cli train ...``, so a result is what a
+user gets with the same flags) in ``runs/reproduce/<suite>/<row>``, and its metrics, command, wall
+time and machine are kept in ``benchmarks/results/reproduce/<suite>/<row>.json``. A row whose JSON
+exists is not run again (``--force`` re-runs it), so an interrupted suite resumes where it stopped.
+The tables (with the papers' numbers beside ours) go to ``benchmarks/results/reproduction_<suite>.md``
+and the plots next to them. ``--quick`` runs every row tiny (a smoke test of the script; its results
+go to a separate folder and never into the tables).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+QUICK = [
+    "--max_steps",
+    "4",
+    "--train_size",
+    "64",
+    "--eval_size",
+    "16",
+    "--hidden_size",
+    "32",
+    "--num_layers",
+    "1",
+    "--num_heads",
+    "2",
+    "--eval_steps",
+    "0",
+    "--save_steps",
+    "0",
+]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One training run of a suite: its name, its ``hf-numbers train`` arguments and its table cell."""
+
+    name: str
+    argv: tuple[str, ...]
+    cell: dict[str, Any] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------------- FoNE
+FONE_SIZES = (400, 1600, 6400, 25600)
+# FoNE's Fig. 2 compares FoNE with the sub-word (BPE) and digit-wise tokenizations of the same model.
+# Here: the backbone's own BPE trained on the raw text (`text`) and P10 with every digit of a
+# 7-digit answer, so that exact match is possible for both.
+FONE_BASELINES = {"fone": [], "text": [], "p10": ["--number_text_digits", "7"]}
+# One model size and budget for every cell of the data-efficiency table.
+FONE_EFFICIENCY_SIZE = ["--hidden_size", "128", "--num_layers", "4", "--num_heads", "4", "--max_steps", "3000"]
+
+
+def fone_rows() -> list[Row]:
+    """The headline (the task's defaults, on data drawn with a seed not used while tuning), then the sweep."""
+    held_out = ["--data_seed", "1"]
+    rows = [
+        Row("fone-add6", ("--task", "fone_arithmetic", "--number_encoding", "fone", *held_out), {"task": "add6"}),
+        Row(
+            "fone-sub6",
+            (
+                "--task",
+                "fone_arithmetic",
+                "--number_encoding",
+                "fone",
+                "--task_options",
+                "operation=subtract",
+                *held_out,
+            ),
+            {"task": "sub6"},
+        ),
+        Row(
+            "fone-add3.3",
+            (
+                "--task",
+                "fone_arithmetic",
+                "--number_encoding",
+                "fone",
+                "--task_options",
+                "int_digits=3",
+                "frac_digits=3",
+                *held_out,
+            ),
+            {"task": "add3.3"},
+        ),
+    ]
+    for encoding, extra in FONE_BASELINES.items():
+        for size in FONE_SIZES:
+            argv = (
+                "--task",
+                "fone_arithmetic",
+                "--number_encoding",
+                encoding,
+                "--train_size",
+                str(size),
+                *FONE_EFFICIENCY_SIZE,
+                *extra,
+                *held_out,
+            )
+            rows.append(Row(f"efficiency-{encoding}-{size}", argv, {"encoding": encoding, "train_size": size}))
+    return rows
+
+
+def fone_report(results: dict[str, dict[str, Any]], out: Path) -> list[str]:
+    """Markdown of the FoNE suite, and its data-efficiency plot."""
+    lines = ["## FoNE: integer and decimal arithmetic (Zhou et al.)", ""]
+    lines += [
+        "The task's defaults (`hf-numbers train --task fone_arithmetic --number_encoding fone`: GPT-2, "
+        "hidden 256, 4 layers, 6,400 training examples, 3,000 steps), test data drawn with `--data_seed 1` "
+        "(the recipe was tuned on seed 0). Paper: FoNE reaches >= 99% exact match on 6-digit addition from "
+        "6,400 examples and 100% on its test sets.",
+        "",
+    ]
+    lines += [
+        "| task | train examples | test exact match | test R² | wall time | paper |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    labels = {"add6": "6-digit addition", "sub6": "6-digit subtraction", "add3.3": "decimal addition (3+3 digits)"}
+    for name, label in (("fone-add6", "add6"), ("fone-sub6", "sub6"), ("fone-add3.3", "add3.3")):
+        result = results.get(name)
+        if result is None or result.get("error"):
+            continue
+        test = result["metrics"]["test"]
+        lines.append(
+            f"| {labels[label]} | {result['train_size']:,} | {_pct(test['exact_match'])} | "
+            f"{_num(test['r2'])} | {_minutes(result['wall_s'])} | >= 99% (100% on its test sets) |"
+        )
+    lines += ["", "### Data efficiency (FoNE Fig. 2 direction)", ""]
+    lines += [
+        f"Same model for every cell (GPT-2, `{' '.join(FONE_EFFICIENCY_SIZE)}`), 6-digit addition, test exact "
+        "match on 1,000 held-out problems. Paper: FoNE reaches 99% with 64x less data than sub-word and "
+        "digit-wise tokenizations.",
+        "",
+    ]
+    lines += ["| encoding | " + " | ".join(f"{s:,}" for s in FONE_SIZES) + " |", "|---|" + "---:|" * len(FONE_SIZES)]
+    curves: dict[str, list[tuple[int, float]]] = {}
+    for encoding in FONE_BASELINES:
+        cells = []
+        for size in FONE_SIZES:
+            result = results.get(f"efficiency-{encoding}-{size}")
+            value = _test_metric(result, "exact_match")
+            cells.append(_result_cell(result, "exact_match", _pct))
+            if value is not None:
+                curves.setdefault(encoding, []).append((size, value))
+        lines.append(f"| {encoding} | " + " | ".join(cells) + " |")
+    if curves:
+        figure, axes = plt.subplots(figsize=(5.5, 3.8))
+        for encoding, points in curves.items():
+            axes.plot([p[0] for p in points], [100 * p[1] for p in points], marker="o", label=encoding)
+        axes.set(
+            xscale="log",
+            xlabel="training examples",
+            ylabel="test exact match (%)",
+            ylim=(-2, 102),
+            title="6-digit addition: exact match vs data",
+        )
+        axes.axhline(99, color="grey", linestyle=":", linewidth=1)
+        axes.legend()
+        figure.tight_layout()
+        figure.savefig(out / "reproduction_fone_data_efficiency.png", dpi=120)
+        plt.close(figure)
+        lines += ["", "![data efficiency](reproduction_fone_data_efficiency.png)"]
+    return lines
+
+
+# ------------------------------------------------------------------------------------- arithmetic
+ARITHMETIC_ENCODINGS = ("xval", "fone", "p10", "p1000", "b1999", "fp15", "text")
+ARITHMETIC_TASKS = {
+    "mult3": ("multiplication", ["digits=3"]),
+    "mult4": ("multiplication", ["digits=4"]),
+    "mult5": ("multiplication", ["digits=5"]),
+    "ops2": ("multi_operand", ["operands=(2,2)"]),
+    "ops3": ("multi_operand", ["operands=(3,3)"]),
+    "ops4": ("multi_operand", ["operands=(4,4)"]),
+}
+# xVal Tables 2 and 3 (adjusted R²; B1999 was not reported for multi-operand).
+PAPER_R2 = {
+    "p10": {"mult3": 0.9989, "mult4": 0.6071, "mult5": 0.9439, "ops2": 0.998, "ops3": 0.996, "ops4": 0.992},
+    "p1000": {"mult3": 0.9997, "mult4": 0.9783, "mult5": 0.9991, "ops2": 0.991, "ops3": 0.990, "ops4": 0.991},
+    "b1999": {"mult3": 0.9998, "mult4": 0.9984, "mult5": 0.9997},
+    "fp15": {"mult3": 0.7119, "mult4": 0.9959, "mult5": 0.9980, "ops2": 0.993, "ops3": 0.981, "ops4": 0.935},
+    "xval": {"mult3": 0.9986, "mult4": 0.9975, "mult5": 0.9958, "ops2": 0.99998, "ops3": 0.99994, "ops4": 0.99998},
+}
+# One model size and budget for every cell (the paper trained 500k steps; a CPU affords a few thousand).
+ARITHMETIC_SIZE = [
+    "--hidden_size",
+    "128",
+    "--num_layers",
+    "4",
+    "--num_heads",
+    "4",
+    "--max_steps",
+    "2000",
+    "--train_size",
+    "10000",
+    "--eval_size",
+    "1000",
+    "--per_device_batch_size",
+    "64",
+]
+
+
+def arithmetic_rows() -> list[Row]:
+    """Every (task, encoding) cell of xVal's Tables 2 and 3, at one model size and step budget."""
+    rows = []
+    for key, (task, options) in ARITHMETIC_TASKS.items():
+        for encoding in ARITHMETIC_ENCODINGS:
+            argv = (
+                "--task",
+                task,
+                "--number_encoding",
+                encoding,
+                "--task_options",
+                *options,
+                *ARITHMETIC_SIZE,
+                "--data_seed",
+                "1",
+            )
+            rows.append(Row(f"{key}-{encoding}", argv, {"task": key, "encoding": encoding}))
+    return rows
+
+
+def arithmetic_report(results: dict[str, dict[str, Any]], out: Path) -> list[str]:
+    """Markdown of the arithmetic suite: R² ours / paper, then exact match and relative error."""
+    lines = ["## xVal arithmetic: multiplication and multi-operand expressions (Golkar et al., Tables 2 and 3)", ""]
+    lines += [
+        f"GPT-2 from scratch, completion-only loss (the task's default), `{' '.join(ARITHMETIC_SIZE)}`, "
+        "data seed 1; multi-operand samples as in the paper (operands with three significant digits, "
+        "1.00 to 99.9). R² on the test split, ours / paper's; '-' where the paper has no value; "
+        "'n/a' where the encoding cannot represent the task's numbers.",
+        "",
+    ]
+    keys = list(ARITHMETIC_TASKS)
+    lines += ["| encoding | " + " | ".join(keys) + " |", "|---|" + "---:|" * len(keys)]
+    for encoding in ARITHMETIC_ENCODINGS:
+        cells = []
+        for key in keys:
+            result = results.get(f"{key}-{encoding}")
+            ours = _result_cell(result, "r2", _num)
+            paper = PAPER_R2.get(encoding, {}).get(key)
+            cells.append(f"{ours} / {'-' if paper is None else paper}")
+        lines.append(f"| {encoding} | " + " | ".join(cells) + " |")
+    for metric, title, fmt in (
+        ("r2_log", "R² of signed log10 values", _num),
+        ("within_1pct", "share within 1% of the answer", _pct),
+        ("exact_match", "exact match", _pct),
+        ("invalid_rate", "invalid predictions", _pct),
+    ):
+        lines += ["", f"**{title}**", "", "| encoding | " + " | ".join(keys) + " |", "|---|" + "---:|" * len(keys)]
+        for encoding in ARITHMETIC_ENCODINGS:
+            cells = [_result_cell(results.get(f"{key}-{encoding}"), metric, fmt) for key in keys]
+            lines.append(f"| {encoding} | " + " | ".join(cells) + " |")
+    return lines
+
+
+# ------------------------------------------------------------------------------------------ driver
+SUITES: dict[str, tuple[Callable[[], list[Row]], Callable[[dict[str, dict[str, Any]], Path], list[str]]]] = {
+    "fone": (fone_rows, fone_report),
+    "arithmetic": (arithmetic_rows, arithmetic_report),
+}
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min"
+
+
+def _test_metric(result: dict[str, Any] | None, metric: str) -> float | None:
+    """A test-split metric of a row's result; None when the row has not run or failed."""
+    if result is None or result.get("error"):
+        return None
+    return result["metrics"]["test"].get(metric)
+
+
+def _result_cell(result: dict[str, Any] | None, metric: str, fmt: Callable[[float | None], str]) -> str:
+    """A table cell: ``-`` when the row has not run, ``n/a`` when it failed, else the formatted metric."""
+    if result is not None and result.get("error"):
+        return "n/a"
+    return fmt(_test_metric(result, metric))
+
+
+def machine() -> str:
+    """A one-line description of where the suite ran."""
+    import torch
+
+    device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else f"CPU ({os.cpu_count()} cores)"
+    return f"{device}, {platform.machine()}, Python {platform.python_version()}, torch {torch.__version__}"
+
+
+def run_row(row: Row, suite: str, quick: bool) -> dict[str, Any]:
+    """Train one row through the CLI and return its record (metrics, command, wall time, machine)."""
+    run_dir = ROOT / "runs" / ("reproduce-quick" if quick else "reproduce") / suite / row.name
+    if run_dir.exists():
+        shutil.rmtree(run_dir)
+    argv = [*row.argv, *(QUICK if quick else []), "--output_dir", str(run_dir), "--progress_bar", "false"]
+    command = [sys.executable, "-m", "hf_numbers.cli", "train", *argv]
+    print(f"[{suite}] {row.name}: hf-numbers train {shlex.join(argv)}", flush=True)
+    start = time.perf_counter()
+    process = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    record: dict[str, Any] = {
+        "name": row.name,
+        "command": "hf-numbers train " + shlex.join([*row.argv, "--output_dir", f"runs/reproduce/{suite}/{row.name}"]),
+        "wall_s": round(wall, 1),
+        "machine": machine(),
+        "date": time.strftime("%Y-%m-%d"),
+        **row.cell,
+    }
+    if process.returncode != 0:
+        record["error"] = process.stderr.strip().splitlines()[-1] if process.stderr.strip() else "failed"
+        print(f"  failed: {record['error']}", flush=True)
+        return record
+    summary = json.loads((run_dir / "summary.json").read_text())
+    arguments = json.loads((run_dir / "training_args.json").read_text())
+    record |= {"metrics": summary["metrics"], "steps": summary["steps"], "train_size": arguments["train_size"]}
+    print(f"  {_minutes(wall)}: test {record['metrics']['test']}", flush=True)
+    return record
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("suite", choices=sorted(SUITES))
+    parser.add_argument("--only", nargs="*", default=None, help="Run only these rows (names as in the results).")
+    parser.add_argument("--force", action="store_true", help="Re-run rows that already have a result.")
+    parser.add_argument("--quick", action="store_true", help="Tiny runs, to check the script end to end.")
+    parser.add_argument("--report_only", action="store_true", help="Rebuild the tables from the saved results.")
+    args = parser.parse_args(argv)
+    make_rows, report = SUITES[args.suite]
+    rows = make_rows()
+    unknown = sorted(set(args.only or []) - {row.name for row in rows})
+    if unknown:
+        parser.error(f"unknown rows {unknown}; rows: {', '.join(row.name for row in rows)}")
+    store = RESULTS / ("reproduce-quick" if args.quick else "reproduce") / args.suite
+    store.mkdir(parents=True, exist_ok=True)
+    for row in rows:
+        path = store / f"{row.name}.json"
+        if args.report_only or (args.only is not None and row.name not in args.only):
+            continue
+        if path.exists() and not args.force:
+            continue
+        path.write_text(json.dumps(run_row(row, args.suite, args.quick), indent=1) + "\n")
+    results = {path.stem: json.loads(path.read_text()) for path in sorted(store.glob("*.json"))}
+    out = store.parent if args.quick else RESULTS
+    lines = [
+        f"# Reproduction: {args.suite}",
+        "",
+        f"Command: `python benchmarks/reproduce.py {args.suite}`. "
+        "Every row is one `hf-numbers train` run; its exact command, wall time and metrics are in "
+        f"`benchmarks/results/reproduce/{args.suite}/<row>.json`.",
+        "",
+    ]
+    lines += report(results, out)
+    machines = sorted({r["machine"] for r in results.values()})
+    total = sum(r["wall_s"] for r in results.values())
+    lines += ["", f"Machine: {'; '.join(machines)}. Total wall time of the rows: {_minutes(total)}."]
+    failures = {name: r["error"] for name, r in results.items() if r.get("error")}
+    if failures:
+        lines += ["", "Rows that failed (shown as n/a):", *(f"- `{name}`: {error}" for name, error in failures.items())]
+    path = out / f"reproduction_{args.suite}.md"
+    path.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    print(f"\nwritten: {path}")
+
+
+if __name__ == "__main__":
+    main()
