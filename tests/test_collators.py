@@ -7,7 +7,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM, prompt_lengths
-from hf_numbers.data.vocab import train_number_tokenizer
+from hf_numbers.data.tokenizer_training import train_number_tokenizer
 
 TEXTS = ["{a:1.53, b:-1.33, c:0.25} b=-1.33", "{d:2.5, e:0.75} d=2.5", "x = 3 and y = 4.5 so x + y = 7.5"] * 4
 

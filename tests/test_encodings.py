@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from model_helpers import ENCODINGS, VALUES, one_thread, tiny_config
 
 from hf_numbers import NUMBER_ENCODINGS, NUMBER_ENCODINGS_REGISTRY, NumberGPT2Config, build_number_encoding
-from hf_numbers.modeling.number_encoding import FLOAT32_MAX
+from hf_numbers.modeling.encoding_base import FLOAT32_MAX
 
 F64 = torch.float64
 

@@ -32,7 +32,7 @@ CODE_FILES = (
     "modeling_number.py",
     "generation_number.py",
     "encodings.py",
-    "number_encoding.py",
+    "encoding_base.py",
     "configuration_number.py",
 )
 

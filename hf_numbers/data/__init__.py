@@ -15,7 +15,7 @@ from .orbits import orbits
 from .scaler import SCALER_FILE, NumberScaler
 from .tasks import TASKS, TaskSpec, make_task, task_scaler
 from .temperature import load_city_temperatures, temperature
-from .vocab import train_number_tokenizer
+from .tokenizer_training import train_number_tokenizer
 
 __all__ = [
     "DataCollatorForNumberCausalLM",

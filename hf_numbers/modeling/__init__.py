@@ -26,7 +26,7 @@ from .modeling_number import (
     NumberModelMixin,
     NumberRobertaForMaskedLM,
 )
-from .number_encoding import NumberEncoding
+from .encoding_base import NumberEncoding
 from .parsing import NEUTRAL_NUMBER, NumberSpan, find_numbers, format_number, replace_numbers
 from .tokenization_number import (
     NumberBertTokenizer,

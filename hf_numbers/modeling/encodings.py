@@ -1,6 +1,6 @@
 """Number encodings: how a value enters the model at a ``[NUM]`` token and how it comes back out.
 
-Every encoding is one :class:`NumberEncoding` (``number_encoding.py``) holding its input
+Every encoding is one :class:`NumberEncoding` (``encoding_base.py``) holding its input
 embedding, its number head, its loss and the decoding of head outputs into values:
 
 =============  ===================================================  =====================================
@@ -30,7 +30,7 @@ from torch import nn
 from torch.nn import functional as F
 from transformers import initialization as init
 
-from .number_encoding import FLOAT32_MAX, NumberEncoding
+from .encoding_base import FLOAT32_MAX, NumberEncoding
 
 __all__ = [
     "NUMBER_ENCODINGS_REGISTRY",

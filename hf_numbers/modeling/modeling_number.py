@@ -39,7 +39,7 @@ from transformers.utils.generic import can_return_tuple
 from .configuration_number import NumberBertConfig, NumberGPT2Config, NumberRobertaConfig
 from .encodings import build_number_encoding
 from .generation_number import NumberFillMaskMixin, NumberGenerationMixin
-from .number_encoding import NumberEncoding, autocast_disabled
+from .encoding_base import NumberEncoding, autocast_disabled
 from .parsing import NEUTRAL_NUMBER
 
 __all__ = [

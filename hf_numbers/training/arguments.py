@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.tasks import TASK_FILE, TASKS
-from ..data.vocab import BACKBONES
+from ..data.tokenizer_training import BACKBONES
 
 PRECISIONS = ("no", "fp16", "bf16", "auto")
 

@@ -20,7 +20,7 @@ from transformers import AutoModel, AutoTokenizer
 from ..data import TASKS, NumberScaler, make_task, task_scaler
 from ..data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM, prompt_lengths
 from ..data.tasks import TASK_FILE
-from ..data.vocab import train_number_tokenizer
+from ..data.tokenizer_training import train_number_tokenizer
 from ..evaluation import (
     compute_number_metrics,
     format_metrics_table,
