@@ -8,6 +8,7 @@ from contextlib import contextmanager
 import torch
 
 from hf_numbers import (
+    NUMBER_ENCODINGS_REGISTRY,
     NumberBertConfig,
     NumberBertForMaskedLM,
     NumberGPT2Config,
@@ -16,7 +17,7 @@ from hf_numbers import (
     NumberRobertaForMaskedLM,
 )
 
-ENCODINGS = ("xval", "fone", "float", "exponent")
+ENCODINGS = tuple(NUMBER_ENCODINGS_REGISTRY)  # every registered encoding goes through the tests
 BACKBONES = ("gpt2", "bert", "roberta")
 MODEL_CLASSES = {"gpt2": NumberGPT2ForCausalLM, "bert": NumberBertForMaskedLM, "roberta": NumberRobertaForMaskedLM}
 VOCAB = 100

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import math
+import re
 import struct
 from collections.abc import Iterator
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from model_helpers import ENCODINGS, VALUES, one_thread, tiny_config
 
-from hf_numbers import NUMBER_ENCODINGS, NUMBER_ENCODINGS_REGISTRY, NumberGPT2Config, build_number_encoding
+from hf_numbers import (
+    NUMBER_ENCODINGS,
+    NUMBER_ENCODINGS_REGISTRY,
+    NumberGPT2Config,
+    build_number_encoding,
+    encoding_options,
+    get_encoding,
+)
 from hf_numbers.modeling.encoding_base import FLOAT32_MAX
 
 F64 = torch.float64
@@ -42,6 +51,54 @@ def test_unknown_encoding_is_a_value_error() -> None:
         build_number_encoding(SimpleNamespace(number_encoding="bogus", hidden_size=32))
     with pytest.raises(ValueError, match="number_encoding='bogus'"):
         NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, number_encoding="bogus")
+    with pytest.raises(ValueError, match="number_encoding='bogus' is unknown"):
+        get_encoding("bogus")
+
+
+def test_registry_names_and_options_are_the_config_fields() -> None:
+    """Each class is registered under its own name; its options are config fields prefixed with that name."""
+    assert all(cls.name == name for name, cls in NUMBER_ENCODINGS_REGISTRY.items())
+    names = [option.name for option in encoding_options()]
+    assert len(names) == len(set(names))
+    config = NumberGPT2Config(n_embd=32, n_layer=2, n_head=2)
+    for name, cls in NUMBER_ENCODINGS_REGISTRY.items():
+        for option in cls.options:
+            assert option.name.startswith(f"{name}_") and isinstance(option.default, option.type)
+            assert getattr(config, option.name) == option.default
+    saved_fields = {"fone_int_digits", "fone_frac_digits", "exponent_num_bins", "exponent_min", "exponent_max"}
+    assert saved_fields <= set(names)  # the fields saved checkpoints hold stay config fields
+
+
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"fone_int_digits": 0}, "fone_int_digits must be >= 1, got 0"),
+        ({"fone_frac_digits": -1}, "fone_frac_digits must be >= 0, got -1"),
+        ({"exponent_num_bins": 1}, "exponent_num_bins must be >= 2, got 1"),
+        ({"exponent_min": 5.0, "exponent_max": 1.0}, "0 < exponent_min < exponent_max < inf, got 5.0 and 1.0"),
+        ({"exponent_max": float("inf")}, "exponent_max < inf"),
+    ],
+)
+def test_each_encoding_validates_its_options_in_every_config(fields: dict, message: str) -> None:
+    for encoding_name in NUMBER_ENCODINGS:  # whichever encoding the config selects
+        with pytest.raises(ValueError, match=re.escape(message)):
+            NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, number_encoding=encoding_name, **fields)
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_fitted_options_represent_every_value(name: str) -> None:
+    values = column(*VALUES, -0.001, 98765.4321)
+    fitted = get_encoding(name).fit_options(values.numpy())
+    assert set(fitted) == {option.name for option in get_encoding(name).options if option.fitted}
+    encoding(name, n_embd=64, **fitted).check_numbers(values, torch.ones(len(values), dtype=torch.bool))
+
+
+def test_fitted_options_are_tight() -> None:
+    values = np.array([12.5, -0.25, 300.0, 0.0])
+    assert get_encoding("fone").fit_options(values) == {"fone_int_digits": 3, "fone_frac_digits": 2}
+    assert get_encoding("exponent").fit_options(values) == {"exponent_min": 0.25 / 1.01, "exponent_max": 300.0 * 1.01}
+    assert get_encoding("exponent").fit_options(np.zeros(3)) == {}  # no magnitude: the defaults
+    assert [n for n, cls in NUMBER_ENCODINGS_REGISTRY.items() if cls.needs_scaling] == ["xval"]
 
 
 # ---------------------------------------------------------------------- FoNE

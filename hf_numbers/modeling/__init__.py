@@ -2,21 +2,17 @@
 
 from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
-from .configuration_number import (
+from .configuration_number import NumberBertConfig, NumberConfigFields, NumberGPT2Config, NumberRobertaConfig
+from .encoding_base import EncodingOption, NumberEncoding
+from .encoding_registry import (
     NUMBER_ENCODINGS,
-    NumberBertConfig,
-    NumberConfigFields,
-    NumberGPT2Config,
-    NumberRobertaConfig,
-)
-from .encodings import (
     NUMBER_ENCODINGS_REGISTRY,
-    ExponentEncoding,
-    FloatBitEncoding,
-    FoNEEncoding,
-    XValEncoding,
+    add_option_fields,
     build_number_encoding,
+    encoding_options,
+    get_encoding,
 )
+from .encodings import ExponentEncoding, FloatBitEncoding, FoNEEncoding, XValEncoding
 from .generation_number import NumberGenerateOutput
 from .modeling_number import (
     NumberBertForMaskedLM,
@@ -26,7 +22,6 @@ from .modeling_number import (
     NumberModelMixin,
     NumberRobertaForMaskedLM,
 )
-from .encoding_base import NumberEncoding
 from .parsing import NEUTRAL_NUMBER, NumberSpan, find_numbers, format_number, replace_numbers
 from .tokenization_number import (
     NumberBertTokenizer,
@@ -72,6 +67,7 @@ __all__ = [
     "BACKBONE_CLASSES",
     "NUMBER_ENCODINGS",
     "NUMBER_ENCODINGS_REGISTRY",
+    "EncodingOption",
     "ExponentEncoding",
     "FloatBitEncoding",
     "FoNEEncoding",
@@ -93,9 +89,12 @@ __all__ = [
     "NumberSpan",
     "NumberTokenizerMixin",
     "XValEncoding",
+    "add_option_fields",
     "build_number_encoding",
+    "encoding_options",
     "find_numbers",
     "format_number",
+    "get_encoding",
     "register_auto_classes",
     "replace_numbers",
 ]

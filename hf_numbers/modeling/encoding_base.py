@@ -5,6 +5,12 @@ number tokens, the number head, its loss and the decoding of head outputs into v
 Subclasses implement the abstract methods; validation, embedding at the right positions and
 the masked loss reduction are shared here.
 
+An encoding class also describes itself, so that the config and the training code ask it
+instead of knowing it: :attr:`NumberEncoding.options` are its config fields (with defaults and
+help), :meth:`NumberEncoding.validate_options` checks them, :meth:`NumberEncoding.fit_options`
+fits them to the numbers of a dataset and :attr:`NumberEncoding.needs_scaling` says whether
+values should pass through the task's number scaler first. None of these needs an instance.
+
 Numbers are kept out of mixed precision: :meth:`NumberEncoding.embed` and the model's number
 head, loss and decoding run with autocast off (:func:`autocast_disabled`) in float32 (float64
 for a float64 model), so that bf16/fp16 never rounds a value or a target (bf16: 1.53 -> 1.53125).
@@ -17,12 +23,15 @@ from __future__ import annotations
 
 import abc
 import contextlib
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
+import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["FLOAT32_MAX", "NumberEncoding", "autocast_disabled"]
+__all__ = ["FLOAT32_MAX", "EncodingOption", "NumberEncoding", "autocast_disabled"]
 
 FLOAT32_MAX = float(torch.finfo(torch.float32).max)
 
@@ -32,6 +41,32 @@ def autocast_disabled(device: torch.device) -> contextlib.AbstractContextManager
     if torch.amp.is_autocast_available(device.type):
         return torch.autocast(device.type, enabled=False)
     return contextlib.nullcontext()
+
+
+@dataclass(frozen=True)
+class EncodingOption:
+    """One config field of an encoding: its name in ``config.json``, type, default and help.
+
+    Every option of every registered encoding becomes a field of the ``Number*Config`` classes
+    (and an optional ``hf-numbers train`` argument), so a saved config always holds it.
+
+    Attributes:
+        name: the config field, prefixed with the encoding's name (``fone_int_digits``).
+        type: ``int`` or ``float``.
+        default: the value of a config that does not set it.
+        help: what it means and which values are allowed.
+        fitted: whether :meth:`NumberEncoding.fit_options` sets it from the data when training.
+
+    Example:
+        >>> EncodingOption("fone_frac_digits", int, 3, "FoNE fractional digit places, >= 0", fitted=True).default
+        3
+    """
+
+    name: str
+    type: type
+    default: Any
+    help: str
+    fitted: bool = False
 
 
 class NumberEncoding(nn.Module, abc.ABC):
@@ -49,7 +84,27 @@ class NumberEncoding(nn.Module, abc.ABC):
         torch.Size([1, 3])
     """
 
-    name: str = ""
+    name: ClassVar[str] = ""
+    options: ClassVar[tuple[EncodingOption, ...]] = ()
+    """The encoding's config fields (see :class:`EncodingOption`)."""
+    needs_scaling: ClassVar[bool] = False
+    """Whether values should reach the model through the task's ``NumberScaler`` (xVal: a small range);
+    False: the encoding sees raw values (it reads digits or bits)."""
+
+    @classmethod
+    def validate_options(cls, config: Any) -> None:
+        """Raise ``ValueError`` naming the field and the allowed values if an option of ``config`` is invalid.
+
+        Called by every ``Number*Config`` at construction, whichever encoding it selects.
+        """
+
+    @classmethod
+    def fit_options(cls, values: np.ndarray) -> Mapping[str, Any]:
+        """Option values (of :attr:`options` marked ``fitted``) that represent every float64 value of ``values``.
+
+        Training calls it with every number of every split; options given by the user win.
+        """
+        return {}
 
     def __init__(self, config: Any):
         super().__init__()

@@ -13,8 +13,9 @@ name           input at ``[NUM]`` positions                         head / loss 
 =============  ===================================================  =====================================
 
 Values stay float64 until an encoding turns them into features; ``check_numbers`` rejects
-values an encoding cannot represent with a ``ValueError``. Adding an encoding is one class
-and one line in :data:`NUMBER_ENCODINGS_REGISTRY`.
+values an encoding cannot represent with a ``ValueError``. Each class also declares its config
+options, validates them, fits them to data and says whether it wants scaled values (see
+``encoding_base.py``). The registry of encodings is ``encoding_registry.py``.
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.
@@ -23,23 +24,20 @@ imports nothing from ``hf_numbers`` outside that folder.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
 from transformers import initialization as init
 
-from .encoding_base import FLOAT32_MAX, NumberEncoding
+from .encoding_base import FLOAT32_MAX, EncodingOption, NumberEncoding
+from .parsing import format_number
 
-__all__ = [
-    "NUMBER_ENCODINGS_REGISTRY",
-    "ExponentEncoding",
-    "FloatBitEncoding",
-    "FoNEEncoding",
-    "XValEncoding",
-    "build_number_encoding",
-]
+__all__ = ["ExponentEncoding", "FloatBitEncoding", "FoNEEncoding", "XValEncoding"]
 
 
 class XValEncoding(NumberEncoding):
@@ -57,6 +55,7 @@ class XValEncoding(NumberEncoding):
     """
 
     name = "xval"
+    needs_scaling = True
 
     def __init__(self, config: Any):
         super().__init__(config)
@@ -117,6 +116,38 @@ class FoNEEncoding(NumberEncoding):
     """
 
     name = "fone"
+    options = (
+        EncodingOption(
+            "fone_int_digits", int, 7, "FoNE integer digit places (periods 10^1 .. 10^int_digits), >= 1", fitted=True
+        ),
+        EncodingOption(
+            "fone_frac_digits",
+            int,
+            3,
+            "FoNE fractional digit places (periods 10^0 .. 10^-(frac_digits-1)), >= 0",
+            fitted=True,
+        ),
+    )
+
+    @classmethod
+    def validate_options(cls, config: Any) -> None:
+        if config.fone_int_digits < 1:
+            raise ValueError(f"fone_int_digits must be >= 1, got {config.fone_int_digits}")
+        if config.fone_frac_digits < 0:
+            raise ValueError(f"fone_frac_digits must be >= 0, got {config.fone_frac_digits}")
+
+    @classmethod
+    def fit_options(cls, values: np.ndarray) -> Mapping[str, Any]:
+        """As many integer and fractional places as the values' shortest decimal forms have.
+
+        Example:
+            >>> FoNEEncoding.fit_options(np.array([12.5, -0.25, 300.0]))
+            {'fone_int_digits': 3, 'fone_frac_digits': 2}
+        """
+        places = [Decimal(format_number(v)).as_tuple() for v in values]
+        int_digits = max([len(t.digits) + t.exponent for t in places if len(t.digits) + t.exponent > 0], default=1)
+        frac_digits = max([-t.exponent for t in places], default=0)
+        return {"fone_int_digits": int_digits, "fone_frac_digits": frac_digits}
 
     def __init__(self, config: Any):
         super().__init__(config)
@@ -288,6 +319,39 @@ class ExponentEncoding(NumberEncoding):
     """
 
     name = "exponent"
+    options = (
+        EncodingOption("exponent_num_bins", int, 64, "Number of log-spaced magnitude bins, >= 2"),
+        EncodingOption(
+            "exponent_min", float, 1e-3, "Smallest magnitude of the exponent bins, 0 < exponent_min", fitted=True
+        ),
+        EncodingOption(
+            "exponent_max", float, 1e7, "Largest magnitude of the exponent bins, exponent_min < exponent_max < inf",
+            fitted=True,
+        ),
+    )
+
+    @classmethod
+    def validate_options(cls, config: Any) -> None:
+        if config.exponent_num_bins < 2:
+            raise ValueError(f"exponent_num_bins must be >= 2, got {config.exponent_num_bins}")
+        if not (0 < config.exponent_min < config.exponent_max and math.isfinite(config.exponent_max)):
+            raise ValueError(
+                "exponent_min and exponent_max must satisfy 0 < exponent_min < exponent_max < inf, "
+                f"got {config.exponent_min} and {config.exponent_max}"
+            )
+
+    @classmethod
+    def fit_options(cls, values: np.ndarray) -> Mapping[str, Any]:
+        """The magnitude range of the non-zero values, widened by 1% on each side (none: the defaults).
+
+        Example:
+            >>> ExponentEncoding.fit_options(np.array([0.0, -2.0, 50.0]))
+            {'exponent_min': 1.9801980198019802, 'exponent_max': 50.5}
+        """
+        magnitudes = np.abs(values[values != 0])
+        if not len(magnitudes):
+            return {}
+        return {"exponent_min": float(magnitudes.min() / 1.01), "exponent_max": float(magnitudes.max() * 1.01)}
 
     def __init__(self, config: Any):
         super().__init__(config)
@@ -337,24 +401,3 @@ class ExponentEncoding(NumberEncoding):
     def decode(self, head_output: torch.Tensor) -> torch.Tensor:
         return self.centres(head_output.detach().argmax(-1))
 
-
-NUMBER_ENCODINGS_REGISTRY: dict[str, type[NumberEncoding]] = {
-    "xval": XValEncoding,
-    "fone": FoNEEncoding,
-    "float": FloatBitEncoding,
-    "exponent": ExponentEncoding,
-}
-
-
-def build_number_encoding(config: Any) -> NumberEncoding:
-    """The encoding named by ``config.number_encoding``, built from the config.
-
-    Example:
-        >>> from hf_numbers import NumberGPT2Config
-        >>> build_number_encoding(NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, number_encoding="float")).name
-        'float'
-    """
-    name = config.number_encoding
-    if name not in NUMBER_ENCODINGS_REGISTRY:
-        raise ValueError(f"number_encoding={name!r} is unknown; allowed: {', '.join(NUMBER_ENCODINGS_REGISTRY)}")
-    return NUMBER_ENCODINGS_REGISTRY[name](config)

@@ -37,9 +37,9 @@ from transformers.utils import ModelOutput
 from transformers.utils.generic import can_return_tuple
 
 from .configuration_number import NumberBertConfig, NumberGPT2Config, NumberRobertaConfig
-from .encodings import build_number_encoding
-from .generation_number import NumberFillMaskMixin, NumberGenerationMixin
 from .encoding_base import NumberEncoding, autocast_disabled
+from .encoding_registry import build_number_encoding
+from .generation_number import NumberFillMaskMixin, NumberGenerationMixin
 from .parsing import NEUTRAL_NUMBER
 
 __all__ = [

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..data.tasks import TASK_FILE, TASKS
 from ..data.tokenizer_training import BACKBONES
+from ..modeling import NUMBER_ENCODINGS, add_option_fields
 
 PRECISIONS = ("no", "fp16", "bf16", "auto")
 
@@ -51,8 +52,14 @@ def _recommended(name: str, help_text: str) -> dict[str, Any]:
 
 
 @dataclass
+@add_option_fields(unset_default=True)
 class NumberTrainingArguments:
-    """Everything ``hf-numbers train`` needs: task, model, optimisation, evaluation and checkpoints."""
+    """Everything ``hf-numbers train`` needs: task, model, optimisation, evaluation and checkpoints.
+
+    The options of every registered number encoding (``hf_numbers.encoding_options()``, such as
+    ``fone_int_digits``) are fields too, at the end; None (the default) means fitted to the data
+    where the encoding fits that option, else the encoding's default.
+    """
 
     output_dir: str = field(
         default="runs/demo", metadata={"help": "Folder for checkpoints, the final model, metrics and plots."}
@@ -98,7 +105,7 @@ class NumberTrainingArguments:
     backbone: str | None = field(
         default=None, metadata=_recommended("backbone", "gpt2 (causal LM), bert or roberta (masked LM).")
     )
-    number_encoding: str = field(default="xval", metadata={"help": "xval, fone, float or exponent."})
+    number_encoding: str = field(default="xval", metadata={"help": f"One of {', '.join(NUMBER_ENCODINGS)}."})
     pretrained: str | None = field(
         default=None,
         metadata={
@@ -122,18 +129,6 @@ class NumberTrainingArguments:
     vocab_size: int = field(default=600, metadata={"help": "Vocabulary of the tokenizer trained for a new model."})
     number_loss_weight: float = field(
         default=1.0, metadata={"help": "Weight of the number loss added to the token loss."}
-    )
-    fone_int_digits: int | None = field(
-        default=None, metadata={"help": "FoNE integer digit places (default: enough for every number of the data)."}
-    )
-    fone_frac_digits: int | None = field(
-        default=None, metadata={"help": "FoNE fractional digit places (default: as many as the data has)."}
-    )
-    exponent_min: float | None = field(
-        default=None, metadata={"help": "Smallest magnitude of the exponent bins (default: from the data)."}
-    )
-    exponent_max: float | None = field(
-        default=None, metadata={"help": "Largest magnitude of the exponent bins (default: from the data)."}
     )
     mlm_probability: float = field(default=0.2, metadata={"help": "Masked LM: probability of masking a token."})
     # ---- optimisation

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import inspect
 import json
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ from ..evaluation import (
     plot_prediction_vs_parameter,
 )
 from ..evaluation.predict import predict_answers
-from ..modeling import BACKBONE_CLASSES, format_number
+from ..modeling import BACKBONE_CLASSES, get_encoding
 from .arguments import NumberTrainingArguments
 from .loop import make_accelerator, train_model
 from .model_card import write_model_card
@@ -64,9 +63,9 @@ def save_task(dataset: DatasetDict, name: str, folder: str | Path) -> None:
 
 
 def make_scaler(args: NumberTrainingArguments, dataset: DatasetDict) -> NumberScaler:
-    """xVal gets the task's scaler (values must stay small); digit-reading encodings see raw values."""
+    """The task's scaler for an encoding that ``needs_scaling`` (xVal: values must stay small), else identity."""
     name = args.task_name
-    if args.number_encoding == "xval" and name in TASKS:
+    if get_encoding(args.number_encoding).needs_scaling and name in TASKS:
         return task_scaler(name, dataset)
     return NumberScaler("identity")
 
@@ -81,44 +80,37 @@ def build_tokenizer(args: NumberTrainingArguments, dataset: DatasetDict) -> Any:
     return train_number_tokenizer(dataset["train"]["text"], args.backbone, args.vocab_size)
 
 
-def encoding_ranges(args: NumberTrainingArguments, dataset: DatasetDict) -> dict[str, Any]:
-    """The digit places of FoNE and the magnitude range of the exponent bins, from the data.
+def encoding_options_for(args: NumberTrainingArguments, dataset: DatasetDict | None = None) -> dict[str, Any]:
+    """The chosen encoding's options: those given in ``args``, the others fitted to ``dataset``'s numbers.
 
-    Every number of every split must be representable (an out-of-range value is a
-    ``ValueError`` in the model), so the ranges cover all of them; values given in ``args``
-    take precedence.
+    The encoding fits its options (FoNE's digit places, the exponent bins' range) so that every
+    number of every split is representable (an out-of-range value is a ``ValueError`` in the
+    model); options it does not fit, or without ``dataset``, keep the config's defaults.
 
     Example:
-        >>> encoding_ranges(NumberTrainingArguments(number_encoding="fone"), dd)  # doctest: +SKIP
+        >>> encoding_options_for(NumberTrainingArguments(number_encoding="fone"), dd)  # doctest: +SKIP
         {'fone_int_digits': 1, 'fone_frac_digits': 2}
     """
-    values = np.array([v for data in dataset.values() for row in data["numbers"] for v in row], dtype=np.float64)
-    if args.number_encoding == "fone":
-        places = [Decimal(format_number(v)).as_tuple() for v in values]
-        int_digits = max([len(t.digits) + t.exponent for t in places if len(t.digits) + t.exponent > 0], default=1)
-        frac_digits = max([-t.exponent for t in places], default=0)
-        return {
-            "fone_int_digits": args.fone_int_digits or int_digits,
-            "fone_frac_digits": args.fone_frac_digits if args.fone_frac_digits is not None else frac_digits,
-        }
-    if args.number_encoding == "exponent":
-        magnitudes = np.abs(values[values != 0])
-        low, high = (magnitudes.min() / 1.01, magnitudes.max() * 1.01) if len(magnitudes) else (1e-3, 1e7)
-        return {"exponent_min": args.exponent_min or float(low), "exponent_max": args.exponent_max or float(high)}
-    return {}
+    encoding = get_encoding(args.number_encoding)
+    fitted = {}
+    if dataset is not None:
+        values = np.array([v for data in dataset.values() for row in data["numbers"] for v in row], dtype=np.float64)
+        fitted = dict(encoding.fit_options(values))
+    given = {option.name: getattr(args, option.name) for option in encoding.options}
+    return fitted | {name: value for name, value in given.items() if value is not None}
 
 
 def build_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetDict | None = None) -> Any:
     """A pretrained backbone adapted to numbers, or a new small model sized by ``args``.
 
-    With ``dataset``, FoNE's digit places and the exponent bins' range are fitted to its numbers.
+    With ``dataset``, the encoding's options are fitted to its numbers (see :func:`encoding_options_for`).
     """
     config_class, model_class, _ = BACKBONE_CLASSES[args.backbone]
     number_fields = {
         "number_encoding": args.number_encoding,
         "number_loss_weight": args.number_loss_weight,
         "freeze_backbone": args.freeze_backbone,
-        **(encoding_ranges(args, dataset) if dataset is not None else {}),
+        **encoding_options_for(args, dataset),
     }
     if args.pretrained:
         return model_class.from_pretrained_backbone(args.pretrained, tokenizer, **number_fields)
