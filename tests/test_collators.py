@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from model_helpers import CAUSAL, MASKED
 from torch.utils.data import DataLoader
 
+from hf_numbers import BACKBONES
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM, prompt_lengths
 from hf_numbers.data.tokenizer_training import train_number_tokenizer
 
@@ -14,10 +16,10 @@ TEXTS = ["{a:1.53, b:-1.33, c:0.25} b=-1.33", "{d:2.5, e:0.75} d=2.5", "x = 3 an
 
 @pytest.fixture(scope="module")
 def tokenizers():
-    return {name: train_number_tokenizer(TEXTS * 5, name, vocab_size=200) for name in ("gpt2", "bert", "roberta")}
+    return {name: train_number_tokenizer(TEXTS * 5, name, vocab_size=200) for name in BACKBONES}
 
 
-@pytest.mark.parametrize("name", ["bert", "roberta"])
+@pytest.mark.parametrize("name", MASKED)
 def test_mlm_masks_numbers_with_their_values(name, tokenizers) -> None:
     tok = tokenizers[name]
     features = [tok(t) for t in TEXTS]
@@ -44,7 +46,7 @@ def test_mlm_masks_numbers_with_their_values(name, tokenizers) -> None:
 
 
 def test_mlm_is_reproducible_and_numbers_only(tokenizers) -> None:
-    tok = tokenizers["bert"]
+    tok = tokenizers[MASKED[0]]
     features = [tok(t) for t in TEXTS]
     first = DataCollatorForNumberMLM(tok, mlm_probability=0.3, seed=3)(features)
     again = DataCollatorForNumberMLM(tok, mlm_probability=0.3, seed=3)(features)
@@ -57,7 +59,7 @@ def test_mlm_is_reproducible_and_numbers_only(tokenizers) -> None:
 
 
 def test_seeded_masks_depend_on_the_batch_not_on_call_order(tokenizers) -> None:
-    tok = tokenizers["bert"]
+    tok = tokenizers[MASKED[0]]
     first, second = [tok(t) for t in TEXTS[:4]], [tok(t) for t in TEXTS[4:8]]
     collator = DataCollatorForNumberMLM(tok, mlm_probability=0.4, seed=7)
     a = collator(first)
@@ -70,16 +72,16 @@ def test_seeded_masks_depend_on_the_batch_not_on_call_order(tokenizers) -> None:
 
 def test_mlm_rejects_bad_options(tokenizers) -> None:
     with pytest.raises(ValueError, match="mlm_probability"):
-        DataCollatorForNumberMLM(tokenizers["bert"], mlm_probability=0.0)
+        DataCollatorForNumberMLM(tokenizers[MASKED[0]], mlm_probability=0.0)
     with pytest.raises(ValueError, match="numbers_only"):
-        DataCollatorForNumberMLM(tokenizers["bert"], whole_numbers=True)
+        DataCollatorForNumberMLM(tokenizers[MASKED[0]], whole_numbers=True)
     with pytest.raises(ValueError, match="input_numbers"):
-        DataCollatorForNumberMLM(tokenizers["bert"])([{"input_ids": [1, 2]}])
+        DataCollatorForNumberMLM(tokenizers[MASKED[0]])([{"input_ids": [1, 2]}])
 
 
 @pytest.mark.parametrize("side", ["left", "right"])
 def test_causal_collator_labels(side, tokenizers) -> None:
-    tok = tokenizers["gpt2"]
+    tok = tokenizers[CAUSAL[0]]
     features = [tok(t) for t in TEXTS]
     batch = DataCollatorForNumberCausalLM(tok, padding_side=side)(features)
     assert torch.equal(batch["labels"][batch["attention_mask"] == 1], batch["input_ids"][batch["attention_mask"] == 1])
@@ -92,7 +94,7 @@ def test_causal_collator_labels(side, tokenizers) -> None:
 
 
 def test_collators_in_a_dataloader(tokenizers) -> None:
-    tok = tokenizers["gpt2"]
+    tok = tokenizers[CAUSAL[0]]
     loader = DataLoader([tok(t) for t in TEXTS], batch_size=5, collate_fn=DataCollatorForNumberCausalLM(tok))
     shapes = [batch["input_ids"].shape[0] for batch in loader]
     assert shapes == [5, 5, 2]
@@ -101,7 +103,7 @@ def test_collators_in_a_dataloader(tokenizers) -> None:
 ANSWERS = [("12 + 345 = ", "357"), ("-7 - 9 = ", "-16"), ("a 1.5 b = ", "2.25")]
 
 
-@pytest.mark.parametrize("name", ["gpt2", "bert", "roberta"])
+@pytest.mark.parametrize("name", BACKBONES)
 def test_prompt_lengths_split_prompt_and_answer(name, tokenizers) -> None:
     tok = tokenizers[name]
     texts, prompts = [p + a for p, a in ANSWERS], [p for p, _ in ANSWERS]
@@ -120,7 +122,7 @@ def test_prompt_lengths_split_prompt_and_answer(name, tokenizers) -> None:
 
 @pytest.mark.parametrize("side", ["left", "right"])
 def test_causal_collator_completion_only(side, tokenizers) -> None:
-    tok = tokenizers["gpt2"]
+    tok = tokenizers[CAUSAL[0]]
     texts = [p + a for p, a in ANSWERS]
     lengths = prompt_lengths(tok, texts, [p for p, _ in ANSWERS])
     features = [{**tok(t), "prompt_length": n} for t, n in zip(texts, lengths)]
@@ -134,7 +136,7 @@ def test_causal_collator_completion_only(side, tokenizers) -> None:
     assert torch.equal(plain["input_ids"], batch["input_ids"]) and (plain["labels"] != -100).sum() > 3
 
 
-@pytest.mark.parametrize("name", ["bert", "roberta"])
+@pytest.mark.parametrize("name", MASKED)
 def test_mlm_collator_completion_only_masks_the_answer(name, tokenizers) -> None:
     tok = tokenizers[name]
     texts = [p + a for p, a in ANSWERS]
@@ -149,10 +151,10 @@ def test_mlm_collator_completion_only_masks_the_answer(name, tokenizers) -> None
 
 
 def test_completion_only_needs_prompt_lengths(tokenizers) -> None:
-    tok = tokenizers["gpt2"]
+    tok = tokenizers[CAUSAL[0]]
     with pytest.raises(ValueError, match="needs a prompt_length in every example"):
         DataCollatorForNumberCausalLM(tok, completion_only=True)([tok("1 + 2 = 3")])
     with pytest.raises(ValueError, match="prompt_length must be an integer >= 0"):
         DataCollatorForNumberCausalLM(tok, completion_only=True)([{**tok("1 + 2 = 3"), "prompt_length": -1}])
     with pytest.raises(ValueError, match="exclude each other"):
-        DataCollatorForNumberMLM(tokenizers["bert"], completion_only=True, numbers_only=True)
+        DataCollatorForNumberMLM(tokenizers[MASKED[0]], completion_only=True, numbers_only=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from model_helpers import ENCODINGS, MASK_ID, NUM_IDS, PAD_ID, one_thread, random_batch, tiny_model
+from model_helpers import CAUSAL, ENCODINGS, MASK_ID, MASKED, NUM_IDS, PAD_ID, one_thread, random_batch, tiny_model
 from transformers import GPT2Config, GPT2LMHeadModel, LogitsProcessor, LogitsProcessorList
 
 from hf_numbers import (
@@ -49,17 +49,20 @@ def left_padded_prompt() -> dict[str, torch.Tensor]:
 
 
 def generate(model: NumberGPT2ForCausalLM, prompt: dict[str, torch.Tensor], **kwargs):
-    processors = LogitsProcessorList([ForceNumbers(NUM_IDS["gpt2"])])
+    processors = LogitsProcessorList([ForceNumbers(model.config.num_token_ids)])
     return model.generate(
         **prompt, max_new_tokens=7, return_dict_in_generate=True, logits_processor=processors, **kwargs
     )
 
 
+@pytest.mark.parametrize("backbone", CAUSAL)
 @pytest.mark.parametrize("encoding", ENCODINGS)
 @pytest.mark.parametrize("do_sample", [False, True], ids=["greedy", "sample"])
 @pytest.mark.parametrize("use_cache", [True, False], ids=["cache", "no-cache"])
-def test_generate_returns_numbers_aligned_and_fed_back(encoding: str, do_sample: bool, use_cache: bool) -> None:
-    model = tiny_model("gpt2", encoding).eval()
+def test_generate_returns_numbers_aligned_and_fed_back(
+    backbone: str, encoding: str, do_sample: bool, use_cache: bool
+) -> None:
+    model = tiny_model(backbone, encoding).eval()
     prompt = left_padded_prompt()
     torch.manual_seed(0)
     out = generate(model, prompt, do_sample=do_sample, use_cache=use_cache)
@@ -68,7 +71,7 @@ def test_generate_returns_numbers_aligned_and_fed_back(encoding: str, do_sample:
     prompt_length = prompt["input_ids"].shape[1]
     assert torch.equal(sequences[:, :prompt_length], prompt["input_ids"])
     assert torch.equal(numbers[:, :prompt_length], prompt["input_numbers"])
-    is_num = torch.isin(sequences, torch.tensor(NUM_IDS["gpt2"]))
+    is_num = torch.isin(sequences, torch.tensor(NUM_IDS[backbone]))
     generated_num = is_num.clone()
     generated_num[:, :prompt_length] = False
     assert generated_num.sum() >= 4
@@ -87,17 +90,19 @@ def test_generate_returns_numbers_aligned_and_fed_back(encoding: str, do_sample:
         assert torch.equal(predicted, numbers[rows, columns])
 
 
+@pytest.mark.parametrize("backbone", CAUSAL)
 @pytest.mark.parametrize("encoding", ENCODINGS)
-def test_greedy_generation_is_the_same_with_and_without_cache(encoding: str) -> None:
-    model = tiny_model("gpt2", encoding).eval()
+def test_greedy_generation_is_the_same_with_and_without_cache(backbone: str, encoding: str) -> None:
+    model = tiny_model(backbone, encoding).eval()
     cached = generate(model, left_padded_prompt(), use_cache=True)
     uncached = generate(model, left_padded_prompt(), use_cache=False)
     assert torch.equal(cached.sequences, uncached.sequences)
     assert torch.allclose(cached.numbers, uncached.numbers, rtol=1e-5)
 
 
-def test_generate_without_return_dict_gives_ids_and_rejects_what_it_cannot_track() -> None:
-    model = tiny_model("gpt2", "fone").eval()
+@pytest.mark.parametrize("backbone", CAUSAL)
+def test_generate_without_return_dict_gives_ids_and_rejects_what_it_cannot_track(backbone: str) -> None:
+    model = tiny_model(backbone, "fone").eval()
     prompt = left_padded_prompt()
     ids = model.generate(**prompt, max_new_tokens=3)
     assert isinstance(ids, torch.Tensor) and ids.shape == (2, 9)
@@ -109,13 +114,13 @@ def test_generate_without_return_dict_gives_ids_and_rejects_what_it_cannot_track
         model.generate(**prompt | {"input_numbers": prompt["input_numbers"][:, 1:]}, max_new_tokens=3)
 
 
-@pytest.mark.parametrize("backbone", ["bert", "roberta"])
+@pytest.mark.parametrize("backbone", MASKED)
 @pytest.mark.parametrize("encoding", ENCODINGS)
 def test_fill_mask_fills_tokens_and_numbers(backbone: str, encoding: str) -> None:
     model = tiny_model(backbone, encoding).eval()
     batch = random_batch(backbone)
     masked = batch["input_ids"] == MASK_ID
-    head_bias = model.cls.predictions.bias if backbone == "bert" else model.lm_head.bias
+    head_bias = model.get_output_embeddings().bias
     for number_bias in (0.0, 50.0):  # untouched head: words are filled; a strong [NUM] bias: numbers are
         with torch.no_grad():
             head_bias[NUM_IDS[backbone][0]] = number_bias

@@ -11,12 +11,14 @@ from collections.abc import Iterator
 
 import pytest
 import torch
-from model_helpers import ENCODINGS, NUM_IDS, one_thread, random_batch, tiny_model
+from model_helpers import ENCODINGS, NUM_IDS, ONE_PER_KIND, one_thread, random_batch, tiny_model
 from torch.nn import functional as F
+
+from hf_numbers import BACKBONES
 
 LOW_PRECISION = (torch.bfloat16, torch.float16)
 MATRIX = pytest.mark.parametrize(
-    "backbone,encoding", [(backbone, encoding) for backbone in ("gpt2", "bert") for encoding in ENCODINGS]
+    "backbone,encoding", [(backbone, encoding) for backbone in ONE_PER_KIND for encoding in ENCODINGS]
 )
 
 
@@ -29,7 +31,7 @@ def _single_thread() -> Iterator[None]:
 def number_targets(backbone: str, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """Exact float64 number targets and the positions that have one (causal LM: the next token's)."""
     num_ids = torch.tensor(NUM_IDS[backbone])
-    if backbone == "gpt2":
+    if BACKBONES[backbone].causal:
         targets = F.pad(batch["input_numbers"][:, 1:], (0, 1), value=1.0)
         return targets, F.pad(torch.isin(batch["input_ids"][:, 1:], num_ids), (0, 1), value=False)
     return batch["number_labels"], torch.isin(batch["labels"], num_ids)

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 import torch
 from model_helpers import (
-    BACKBONES,
+    CAUSAL,
     ENCODINGS,
+    MATRIX,
     MODEL_CLASSES,
     NUM_IDS,
     VOCAB,
@@ -23,16 +24,17 @@ from model_helpers import (
     tiny_config,
     tiny_model,
 )
-from transformers import AutoModel, BertConfig, BertForMaskedLM, GPT2LMHeadModel
+from transformers import AutoModel, BertConfig, BertForMaskedLM
 
-from hf_numbers import NumberBertForMaskedLM, NumberBertTokenizer
+from hf_numbers import BACKBONES, NUMBER_ENCODINGS_REGISTRY, NumberBertForMaskedLM, NumberBertTokenizer
 
-MATRIX = pytest.mark.parametrize("backbone,encoding", [(b, e) for b in BACKBONES for e in ENCODINGS])
+EVERY_PAIR = pytest.mark.parametrize("backbone,encoding", MATRIX)
 CODE_FILES = (
     "modeling_number.py",
     "generation_number.py",
     "encodings.py",
     "encoding_base.py",
+    "encoding_registry.py",
     "configuration_number.py",
 )
 
@@ -48,7 +50,12 @@ def outputs_equal(a, b) -> bool:
 
 
 # ---------------------------------------------------------------------- the matrix
-@MATRIX
+def test_the_matrix_is_every_backbone_with_every_encoding() -> None:
+    assert {pair for pair in MATRIX} == {(b, e) for b in BACKBONES for e in NUMBER_ENCODINGS_REGISTRY}
+    assert len(MATRIX) == len(BACKBONES) * len(NUMBER_ENCODINGS_REGISTRY)
+
+
+@EVERY_PAIR
 def test_forward_shapes_loss_and_backward(backbone: str, encoding: str) -> None:
     model = tiny_model(backbone, encoding)
     batch = random_batch(backbone)
@@ -66,7 +73,7 @@ def test_forward_shapes_loss_and_backward(backbone: str, encoding: str) -> None:
         assert parameter.grad is not None and parameter.grad.abs().sum() > 0, name
 
 
-@MATRIX
+@EVERY_PAIR
 def test_a_few_steps_lower_the_loss(backbone: str, encoding: str) -> None:
     model = tiny_model(backbone, encoding)
     batch = random_batch(backbone, seed=1)
@@ -81,7 +88,7 @@ def test_a_few_steps_lower_the_loss(backbone: str, encoding: str) -> None:
     assert last.loss < first.loss and last.number_loss < first.number_loss and last.token_loss < first.token_loss
 
 
-@MATRIX
+@EVERY_PAIR
 def test_save_and_load_give_identical_outputs(backbone: str, encoding: str, tmp_path: Path) -> None:
     model = tiny_model(backbone, encoding).eval()
     model.save_pretrained(tmp_path)
@@ -98,14 +105,13 @@ _REMOTE_SCRIPT = """
 import sys
 sys.modules["hf_numbers"] = None  # the package is not importable: only the checkpoint's own code may be used
 import torch
-from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
+import transformers
 
 torch.set_num_threads(1)  # as in the tests, so that both sides compute bit-identical outputs
 root = sys.argv[1]
-for name in sys.argv[2:]:
+for name, auto_class_name in zip(sys.argv[2::2], sys.argv[3::2]):
     path = f"{root}/{name}"
-    auto_class = AutoModelForCausalLM if name.startswith("gpt2") else AutoModelForMaskedLM
-    model = auto_class.from_pretrained(path, trust_remote_code=True).eval()
+    model = getattr(transformers, auto_class_name).from_pretrained(path, trust_remote_code=True).eval()
     with torch.no_grad():
         out = model(**torch.load(f"{path}/inputs.pt"))
     result = {"logits": out.logits, "number_predictions": out.number_predictions, "module": type(model).__module__}
@@ -118,12 +124,11 @@ def remote_checkpoints(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every matrix model saved and reloaded with trust_remote_code in ONE fresh interpreter."""
     root = tmp_path_factory.mktemp("remote")
     names = []
-    for backbone in BACKBONES:
-        for encoding in ENCODINGS:
-            name = f"{backbone}-{encoding}"
-            tiny_model(backbone, encoding).save_pretrained(root / name)
-            torch.save(inputs_only(random_batch(backbone)), root / name / "inputs.pt")
-            names.append(name)
+    for backbone, encoding in MATRIX:
+        name = f"{backbone}-{encoding}"
+        tiny_model(backbone, encoding).save_pretrained(root / name)
+        torch.save(inputs_only(random_batch(backbone)), root / name / "inputs.pt")
+        names += [name, BACKBONES[backbone].auto_class_name]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_MODULES_CACHE=str(root / "modules"))
     result = subprocess.run(
@@ -138,12 +143,11 @@ def remote_checkpoints(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@MATRIX
+@EVERY_PAIR
 def test_remote_code_load_in_a_fresh_interpreter(backbone: str, encoding: str, remote_checkpoints: Path) -> None:
     path = remote_checkpoints / f"{backbone}-{encoding}"
     auto_map = json.loads((path / "config.json").read_text())["auto_map"]
-    task = "AutoModelForCausalLM" if backbone == "gpt2" else "AutoModelForMaskedLM"
-    assert set(auto_map) == {"AutoConfig", "AutoModel", task}
+    assert set(auto_map) == {"AutoConfig", "AutoModel", BACKBONES[backbone].auto_class_name}
     assert all((path / file).exists() for file in CODE_FILES)
     remote = torch.load(path / "remote_outputs.pt")
     assert remote["module"].startswith("transformers_modules.")
@@ -154,14 +158,15 @@ def test_remote_code_load_in_a_fresh_interpreter(backbone: str, encoding: str, r
 
 
 # ---------------------------------------------------------------------- losses and positions
-def test_causal_number_loss_uses_shifted_number_labels() -> None:
-    model = tiny_model("gpt2", "fone")
-    batch = random_batch("gpt2")
+@pytest.mark.parametrize("backbone", CAUSAL)
+def test_causal_number_loss_uses_shifted_number_labels(backbone: str) -> None:
+    model = tiny_model(backbone, "fone")
+    batch = random_batch(backbone)
     ids, numbers = batch["input_ids"], batch["input_numbers"]
     default = model(**batch)
     explicit = model(**batch, number_labels=numbers)
     assert torch.equal(default.number_loss, explicit.number_loss)
-    is_num = torch.isin(ids, torch.tensor(NUM_IDS["gpt2"]))
+    is_num = torch.isin(ids, torch.tensor(NUM_IDS[backbone]))
     ignored = model(**batch | {"number_labels": numbers.masked_fill(~is_num, float("nan"))})
     assert torch.equal(ignored.number_loss, default.number_loss)  # only number-token labels are read
     changed = model(**batch | {"number_labels": numbers.masked_fill(is_num, 7.0)})
@@ -181,9 +186,10 @@ def test_number_positions_come_from_ids_not_values(backbone: str) -> None:
     assert outputs_equal(base, refilled)
 
 
-def test_gpt2_matches_the_plain_backbone_without_numbers() -> None:
-    model = tiny_model("gpt2", "float").eval()
-    plain = GPT2LMHeadModel(tiny_config("gpt2", "float")).eval()
+@pytest.mark.parametrize("backbone", BACKBONES)
+def test_matches_the_plain_backbone_without_numbers(backbone: str) -> None:
+    model = tiny_model(backbone, "float").eval()
+    plain = BACKBONES[backbone].plain_model_class(tiny_config(backbone, "float")).eval()
     backbone_state = {k: v for k, v in model.state_dict().items() if not k.startswith("number_encoding.")}
     plain.load_state_dict(backbone_state, strict=True)
     ids = torch.randint(5, 98, (2, 9))
@@ -208,7 +214,7 @@ def test_invalid_inputs_are_value_errors(backbone: str) -> None:
         "number_labels has shape": batch | {"number_labels": numbers[:, :-1]},
         "number_labels holds nan": batch | {"number_labels": torch.full_like(numbers, float("nan"))},
     }
-    if backbone != "gpt2":
+    if not BACKBONES[backbone].causal:
         cases["number_labels is None"] = {k: v for k, v in batch.items() if k != "number_labels"}
     for message, kwargs in cases.items():
         with pytest.raises(ValueError, match=message):

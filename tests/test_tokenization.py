@@ -14,19 +14,13 @@ import pytest
 import torch
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from transformers import AutoTokenizer, BertTokenizer, GPT2Tokenizer, RobertaTokenizer
+from transformers import AutoTokenizer
 
-from hf_numbers import (
-    NumberBertTokenizer,
-    NumberGPT2Tokenizer,
-    NumberRobertaTokenizer,
-    find_numbers,
-    format_number,
-)
+from hf_numbers import BACKBONES, BYTE_LEVEL_BPE, WORDPIECE, NumberBertTokenizer, find_numbers, format_number
 
-NUMBER_CLASSES = {"gpt2": NumberGPT2Tokenizer, "roberta": NumberRobertaTokenizer, "bert": NumberBertTokenizer}
-PLAIN_CLASSES = {"gpt2": GPT2Tokenizer, "roberta": RobertaTokenizer, "bert": BertTokenizer}
-BACKBONES = list(NUMBER_CLASSES)
+BYTE_LEVEL = [name for name, spec in BACKBONES.items() if spec.tokenizer_model == BYTE_LEVEL_BPE]
+"""Byte-level BPE backbones: exact decoding, and a space-prefixed number token."""
+WORDPIECES = [name for name, spec in BACKBONES.items() if spec.tokenizer_model == WORDPIECE]
 TEXTS = [
     "x = -3.5, y=2 and [1.42,-8.20]",
     '{"a": 1.53, "e": -1.33}',
@@ -38,8 +32,8 @@ TEXTS = [
 @pytest.fixture(scope="module")
 def tokenizers(plain_tokenizer_dirs: dict[str, Path]) -> dict[str, object]:
     loaded = {}
-    for name, cls in NUMBER_CLASSES.items():
-        tok = cls.from_pretrained(plain_tokenizer_dirs[name])
+    for name, spec in BACKBONES.items():
+        tok = spec.tokenizer_class.from_pretrained(plain_tokenizer_dirs[name])
         if tok.pad_token is None:
             tok.pad_token = tok.eos_token
         loaded[name] = tok
@@ -58,11 +52,11 @@ def numbers_at_num_tokens(tok, ids, numbers) -> list[float]:
 @pytest.mark.parametrize("name", BACKBONES)
 def test_plain_folder_gets_num_token(name: str, tokenizers, plain_tokenizer_dirs) -> None:
     tok = tokenizers[name]
-    plain = PLAIN_CLASSES[name].from_pretrained(plain_tokenizer_dirs[name])
+    plain = BACKBONES[name].plain_tokenizer_class.from_pretrained(plain_tokenizer_dirs[name])
     assert tok.num_token == "[NUM]"
     assert "[NUM]" not in plain.get_vocab()
     assert tok.convert_ids_to_tokens(tok.num_token_id) == "[NUM]"
-    assert len(tok.num_token_ids) == (1 if name == "bert" else 2)
+    assert len(tok.num_token_ids) == (2 if name in BYTE_LEVEL else 1)
     assert len(tok) == len(plain) + len(tok.num_token_ids)
 
 
@@ -79,7 +73,7 @@ def test_one_token_per_number_and_values(name: str, text: str, tokenizers) -> No
     assert others == [1.0] * len(others)
 
 
-@pytest.mark.parametrize("name", ["gpt2", "roberta"])
+@pytest.mark.parametrize("name", BYTE_LEVEL)
 def test_space_before_number_costs_no_token(name: str, tokenizers) -> None:
     tok = tokenizers[name]
     for word in ["hello", "x =", "the value"]:
@@ -165,7 +159,7 @@ def test_decode_writes_values_back(name: str, tokenizers) -> None:
     decoded = tok.batch_decode(enc["input_ids"], input_numbers=enc["input_numbers"], skip_special_tokens=True)
     for text, out in zip(TEXTS, decoded):
         assert [n.value for n in find_numbers(out)] == expected_values(text)
-        if name != "bert":
+        if name in BYTE_LEVEL:
             assert out == "".join(_rebuild(text))
     single = tok.decode(enc["input_ids"][0], input_numbers=enc["input_numbers"][0])
     assert "[NUM]" not in single and format_number(-3.5) in single
@@ -286,7 +280,7 @@ RAW_TEXTS = st.text(ALPHABET, max_size=50).filter(lambda t: "[NUM]" not in t)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@pytest.mark.parametrize("name", ["gpt2", "roberta"])
+@pytest.mark.parametrize("name", BYTE_LEVEL)
 @given(text=RAW_TEXTS)
 def test_byte_level_round_trip_property(name: str, text: str, tokenizers) -> None:
     """GPT-2 / RoBERTa: decoding gives exactly the text with numbers rewritten by format_number.
@@ -308,10 +302,11 @@ SEPARATORS = st.sampled_from([" ", ", ", " = ", ": ", " ; "])
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.parametrize("name", WORDPIECES)
 @given(parts=st.lists(st.tuples(WORDS | NUMBERS, SEPARATORS), max_size=10))
-def test_bert_round_trip_property(parts, tokenizers) -> None:
+def test_wordpiece_round_trip_property(name: str, parts, tokenizers) -> None:
     """BERT: same values, and the same text up to BERT's own normalisation (case and spacing)."""
-    tok = tokenizers["bert"]
+    tok = tokenizers[name]
     text = "".join(a + b for a, b in parts)
     enc = tok(text)
     decoded = tok.decode(enc["input_ids"], input_numbers=enc["input_numbers"], skip_special_tokens=True)

@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from model_helpers import CAUSAL, MASKED, ONE_PER_KIND
 from safetensors.torch import load_file
 from transformers import AutoModel, Trainer, TrainingArguments
 
+from hf_numbers import BACKBONES
 from hf_numbers.cli import main as cli_main
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
 from hf_numbers.training import (
@@ -82,7 +84,7 @@ def prepared(args: NumberTrainingArguments):
     return tokenizer, build_model(args, tokenizer), tokenize_dataset(dataset, tokenizer, scaler, args.max_length)
 
 
-@pytest.mark.parametrize("backbone", ["gpt2", "bert"])
+@pytest.mark.parametrize("backbone", ONE_PER_KIND)
 def test_loop_lowers_the_loss(backbone: str, tmp_path: Path) -> None:
     args = tiny_args(
         backbone=backbone,
@@ -94,7 +96,8 @@ def test_loop_lowers_the_loss(backbone: str, tmp_path: Path) -> None:
         logging_steps=4,
     )
     tokenizer, model, data = prepared(args)
-    collator = DataCollatorForNumberCausalLM(tokenizer) if backbone == "gpt2" else DataCollatorForNumberMLM(tokenizer)
+    causal = BACKBONES[backbone].causal
+    collator = DataCollatorForNumberCausalLM(tokenizer) if causal else DataCollatorForNumberMLM(tokenizer)
     model, result = train_model(model, data["train"], collator, args, data["validation"])
     losses = [r["loss"] for r in result.log_history if "loss" in r]
     assert result.global_step == 60 and len(losses) == 15
@@ -107,7 +110,7 @@ def _weights(folder: Path) -> dict[str, torch.Tensor]:
 
 
 @pytest.mark.parametrize(
-    ("backbone", "accumulation"), [("gpt2", "1"), ("bert", "2")], ids=["gpt2", "bert-accumulate2"]
+    ("backbone", "accumulation"), [(CAUSAL[0], "1"), (MASKED[0], "2")], ids=[CAUSAL[0], f"{MASKED[0]}-accumulate2"]
 )
 def test_resume_after_kill_matches_uninterrupted_run(backbone: str, accumulation: str, tmp_path: Path) -> None:
     """Kill a run after a checkpoint, resume it: same final weights, bit for bit, as a run never stopped.

@@ -15,7 +15,7 @@ from .orbits import orbits
 from .scaler import SCALER_FILE, NumberScaler
 from .tasks import TASKS, TaskSpec, make_task, task_scaler
 from .temperature import load_city_temperatures, temperature
-from .tokenizer_training import train_number_tokenizer
+from .tokenizer_training import train_number_tokenizer, train_plain_tokenizer
 
 __all__ = [
     "DataCollatorForNumberCausalLM",
@@ -34,4 +34,5 @@ __all__ = [
     "task_scaler",
     "temperature",
     "train_number_tokenizer",
+    "train_plain_tokenizer",
 ]

@@ -1,39 +1,80 @@
-"""Train a small number tokenizer on a corpus, for models trained from scratch.
+"""Train a small tokenizer on a corpus, for models trained from scratch.
 
-Numbers are replaced by the number token before training, so no vocabulary is spent on
-digits; the result is a ``Number{GPT2,Bert,Roberta}Tokenizer`` like one loaded from a
-pretrained folder.
+:func:`train_number_tokenizer` replaces numbers by the number token before training, so no
+vocabulary is spent on digits; the result is the backbone's number tokenizer, like one loaded
+from a pretrained folder. :func:`train_plain_tokenizer` trains the backbone's plain
+transformers tokenizer (tests and benchmarks compare the two). The backbone's spec says which
+tokenizer model to train (``spec.tokenizer_model``) and its special tokens.
 """
 
 from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
-from transformers import BertTokenizer, GPT2Tokenizer, RobertaTokenizer
 
-from ..modeling import (
-    BACKBONE_CLASSES,
-    NumberBertTokenizer,
-    NumberGPT2Tokenizer,
-    NumberRobertaTokenizer,
-    NumberTokenizerMixin,
-    replace_numbers,
-)
-
-BACKBONES = tuple(BACKBONE_CLASSES)
-_SPECIALS = {
-    "gpt2": ["<|endoftext|>"],
-    "roberta": ["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
-    "bert": ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
-}
+from ..modeling import BYTE_LEVEL_BPE, WORDPIECE, NumberTokenizerMixin, get_backbone, replace_numbers
 
 
 def _without_numbers(texts: Iterable[str], num_token: str) -> Iterable[str]:
     for text in texts:
         yield replace_numbers(text, num_token)[0]
+
+
+def _byte_level_bpe(vocab_size: int, special_tokens: Sequence[str]) -> tuple[Tokenizer, trainers.Trainer]:
+    """GPT-2 / RoBERTa: byte-level BPE, every byte in the vocabulary, so no text is unknown."""
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        special_tokens=list(special_tokens),
+        show_progress=False,
+    )
+    return tokenizer, trainer
+
+
+def _wordpiece(vocab_size: int, special_tokens: Sequence[str]) -> tuple[Tokenizer, trainers.Trainer]:
+    """BERT: lower-casing WordPiece."""
+    tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tokenizer.decoder = decoders.WordPiece()
+    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=list(special_tokens), show_progress=False)
+    return tokenizer, trainer
+
+
+_TOKENIZER_MODELS: dict[str, Callable[[int, Sequence[str]], tuple[Tokenizer, trainers.Trainer]]] = {
+    BYTE_LEVEL_BPE: _byte_level_bpe,
+    WORDPIECE: _wordpiece,
+}
+"""How to train each ``BackboneSpec.tokenizer_model``: a ``tokenizers`` pipeline and its trainer."""
+
+
+def train_plain_tokenizer(
+    texts: Iterable[str], backbone: str = "gpt2", vocab_size: int = 1000, keep_whole: Sequence[str] = ()
+) -> Any:
+    """Train the backbone's plain transformers tokenizer (``spec.plain_tokenizer_class``) on ``texts``.
+
+    ``keep_whole`` strings are never split while training and stay out of the learned vocabulary.
+
+    Example:
+        >>> tok = train_plain_tokenizer(["x = 1.5, y = -2"] * 10, "roberta", vocab_size=300)
+        >>> type(tok).__name__, tok.mask_token
+        ('RobertaTokenizer', '<mask>')
+    """
+    spec = get_backbone(backbone)
+    tokenizer, trainer = _TOKENIZER_MODELS[spec.tokenizer_model](vocab_size, spec.special_tokens)
+    tokenizer.add_tokens([AddedToken(token, special=False, normalized=False) for token in keep_whole])
+    tokenizer.train_from_iterator(texts, trainer)
+    model = json.loads(tokenizer.to_str())["model"]
+    if "merges" not in model:
+        return spec.plain_tokenizer_class(vocab=model["vocab"])
+    merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in model["merges"]]
+    return spec.plain_tokenizer_class(vocab=model["vocab"], merges=merges)
 
 
 def train_number_tokenizer(
@@ -42,50 +83,20 @@ def train_number_tokenizer(
     """Train a number tokenizer of the given backbone's kind on ``texts``.
 
     GPT-2 / RoBERTa get a byte-level BPE (every byte is in the vocabulary, so no text is
-    unknown), BERT a lower-casing WordPiece. GPT-2's pad token is set to its eos token.
+    unknown), BERT a lower-casing WordPiece. A tokenizer without a pad token (GPT-2) pads
+    with its eos token.
 
     Example:
         >>> tok = train_number_tokenizer(["x = 1.5, y = -2"] * 10, "gpt2", vocab_size=300)
         >>> tok("x = 3")["input_numbers"]
         [1.0, 1.0, 3.0]
     """
-    if backbone not in BACKBONES:
-        raise ValueError(f"backbone={backbone!r} is unknown; allowed: {', '.join(BACKBONES)}")
-    number_tokens = [
-        AddedToken(token, special=False, normalized=False)
-        for token in ([num_token] if backbone == "bert" else [num_token, " " + num_token])
-    ]
-    corpus = _without_numbers(texts, num_token)
-    if backbone == "bert":
-        tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-        tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
-        tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-        tokenizer.decoder = decoders.WordPiece()
-        trainer = trainers.WordPieceTrainer(
-            vocab_size=vocab_size, special_tokens=_SPECIALS[backbone], show_progress=False
-        )
-    else:
-        tokenizer = Tokenizer(models.BPE())
-        tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-        trainer = trainers.BpeTrainer(
-            vocab_size=vocab_size,
-            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-            special_tokens=_SPECIALS[backbone],
-            show_progress=False,
-        )
-    tokenizer.add_tokens(number_tokens)  # kept whole while training, left out of the learned vocabulary
-    tokenizer.train_from_iterator(corpus, trainer)
-    model = json.loads(tokenizer.to_str())["model"]
+    spec = get_backbone(backbone)
+    number_tokens = [num_token, " " + num_token][: spec.num_token_count]
+    plain = train_plain_tokenizer(_without_numbers(texts, num_token), backbone, vocab_size, keep_whole=number_tokens)
     with tempfile.TemporaryDirectory() as folder:
-        if backbone == "bert":
-            BertTokenizer(vocab=model["vocab"]).save_pretrained(folder)
-            return NumberBertTokenizer.from_pretrained(folder, num_token=num_token)
-        merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in model["merges"]]
-        plain, number = (
-            (GPT2Tokenizer, NumberGPT2Tokenizer) if backbone == "gpt2" else (RobertaTokenizer, NumberRobertaTokenizer)
-        )
-        plain(vocab=model["vocab"], merges=merges).save_pretrained(folder)
-        result = number.from_pretrained(folder, num_token=num_token)
+        plain.save_pretrained(folder)
+        result = spec.tokenizer_class.from_pretrained(folder, num_token=num_token)
     if result.pad_token is None:
         result.pad_token = result.eos_token
     return result

@@ -1,7 +1,9 @@
 """Everything a saved checkpoint needs at load time (one flat folder, see DESIGN.md)."""
 
-from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
+import transformers
+from transformers import AutoConfig, AutoModel, AutoTokenizer
 
+from .backbones import BACKBONE_CLASSES, BACKBONES, BYTE_LEVEL_BPE, WORDPIECE, BackboneSpec, SizeFields, get_backbone
 from .configuration_number import NumberBertConfig, NumberConfigFields, NumberGPT2Config, NumberRobertaConfig
 from .encoding_base import EncodingOption, NumberEncoding
 from .encoding_registry import (
@@ -30,21 +32,13 @@ from .tokenization_number import (
     NumberTokenizerMixin,
 )
 
-BACKBONE_CLASSES = {
-    "gpt2": (NumberGPT2Config, NumberGPT2ForCausalLM, NumberGPT2Tokenizer),
-    "bert": (NumberBertConfig, NumberBertForMaskedLM, NumberBertTokenizer),
-    "roberta": (NumberRobertaConfig, NumberRobertaForMaskedLM, NumberRobertaTokenizer),
-}
-"""Config, model and tokenizer class of each backbone, by name."""
-
 
 def register_auto_classes() -> None:
-    """Register configs, models and tokenizers with the transformers Auto classes.
+    """Register every backbone's config, model and tokenizer with the transformers Auto classes.
 
-    Models go to ``AutoModel`` and their task class (``AutoModelForCausalLM`` /
-    ``AutoModelForMaskedLM``). Also marks them for remote code, so that ``save_pretrained``
-    writes ``auto_map`` and copies this folder's code into the checkpoint. Safe to call more
-    than once.
+    Models go to ``AutoModel`` and their task class (``spec.auto_class_name``). Also marks them
+    for remote code, so that ``save_pretrained`` writes ``auto_map`` and copies this folder's
+    code into the checkpoint. Safe to call more than once.
 
     Example:
         >>> register_auto_classes()
@@ -52,21 +46,24 @@ def register_auto_classes() -> None:
         >>> type(AutoConfig.for_model("number_gpt2")).__name__
         'NumberGPT2Config'
     """
-    for config_class, model_class, tokenizer_class in BACKBONE_CLASSES.values():
-        AutoConfig.register(config_class.model_type, config_class, exist_ok=True)
-        AutoTokenizer.register(config_class, tokenizer_class=tokenizer_class, exist_ok=True)
-        config_class.register_for_auto_class()
-        tokenizer_class.register_for_auto_class("AutoTokenizer")
-        AutoModel.register(config_class, model_class, exist_ok=True)
-        task_auto_class = AutoModelForCausalLM if model_class.causal else AutoModelForMaskedLM
-        task_auto_class.register(config_class, model_class, exist_ok=True)
+    for spec in BACKBONES.values():
+        AutoConfig.register(spec.config_class.model_type, spec.config_class, exist_ok=True)
+        AutoTokenizer.register(spec.config_class, tokenizer_class=spec.tokenizer_class, exist_ok=True)
+        spec.config_class.register_for_auto_class()
+        spec.tokenizer_class.register_for_auto_class("AutoTokenizer")
+        spec.model_class.register_for_auto_class(spec.auto_class_name)
+        AutoModel.register(spec.config_class, spec.model_class, exist_ok=True)
+        getattr(transformers, spec.auto_class_name).register(spec.config_class, spec.model_class, exist_ok=True)
 
 
 __all__ = [
     "NEUTRAL_NUMBER",
+    "BACKBONES",
     "BACKBONE_CLASSES",
+    "BYTE_LEVEL_BPE",
     "NUMBER_ENCODINGS",
     "NUMBER_ENCODINGS_REGISTRY",
+    "BackboneSpec",
     "EncodingOption",
     "ExponentEncoding",
     "FloatBitEncoding",
@@ -88,12 +85,15 @@ __all__ = [
     "NumberRobertaTokenizer",
     "NumberSpan",
     "NumberTokenizerMixin",
+    "SizeFields",
+    "WORDPIECE",
     "XValEncoding",
     "add_option_fields",
     "build_number_encoding",
     "encoding_options",
     "find_numbers",
     "format_number",
+    "get_backbone",
     "get_encoding",
     "register_auto_classes",
     "replace_numbers",

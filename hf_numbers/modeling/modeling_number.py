@@ -99,7 +99,11 @@ class NumberMaskedLMOutput(ModelOutput):
 
 
 class NumberModelMixin:
-    """Number handling shared by the ``Number*`` models; a backbone subclass adds only its token head.
+    """Number handling shared by the ``Number*`` models.
+
+    A backbone's subclass adds only its token head (``_token_logits``) and, where the backbone
+    derives position ids from ``input_ids`` (RoBERTa), ``_position_ids``: the backbone itself
+    only sees embeddings.
 
     The number module lives in ``self.number_encoding`` (input embedding and number head).
     With ``config.freeze_backbone`` (or after :meth:`freeze_backbone`) only it and the token
@@ -130,8 +134,8 @@ class NumberModelMixin:
             module.init_parameters()
 
     def _token_logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        """The backbone's token head."""
-        return self.get_output_embeddings()(hidden_states)
+        """Token logits from the last hidden states: the backbone's whole token head (each model class applies it)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _token_logits with its backbone's token head")
 
     def _position_ids(self, input_ids: torch.Tensor, position_ids: torch.Tensor | None) -> torch.Tensor | None:
         """Position ids to pass with ``inputs_embeds`` (the backbone's defaults unless overridden)."""
@@ -346,6 +350,9 @@ class NumberGPT2ForCausalLM(NumberGenerationMixin, NumberModelMixin, GPT2LMHeadM
     causal = True
     output_class = NumberCausalLMOutput
 
+    def _token_logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        return self.lm_head(hidden_states)
+
 
 class NumberBertForMaskedLM(NumberFillMaskMixin, NumberModelMixin, BertForMaskedLM):
     """BERT masked LM with a number encoding and number head; :meth:`fill_mask` fills numbers too.
@@ -391,10 +398,3 @@ class NumberRobertaForMaskedLM(NumberFillMaskMixin, NumberModelMixin, RobertaFor
             return position_ids
         return RobertaEmbeddings.create_position_ids_from_input_ids(input_ids, self.roberta.embeddings.padding_idx)
 
-
-NumberGPT2Config.register_for_auto_class()
-NumberBertConfig.register_for_auto_class()
-NumberRobertaConfig.register_for_auto_class()
-NumberGPT2ForCausalLM.register_for_auto_class("AutoModelForCausalLM")
-NumberBertForMaskedLM.register_for_auto_class("AutoModelForMaskedLM")
-NumberRobertaForMaskedLM.register_for_auto_class("AutoModelForMaskedLM")

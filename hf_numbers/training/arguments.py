@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.tasks import TASK_FILE, TASKS
-from ..data.tokenizer_training import BACKBONES
-from ..modeling import NUMBER_ENCODINGS, add_option_fields
+from ..modeling import BACKBONES, NUMBER_ENCODINGS, BackboneSpec, add_option_fields, get_backbone
 
 PRECISIONS = ("no", "fp16", "bf16", "auto")
 
@@ -103,7 +102,13 @@ class NumberTrainingArguments:
     )
     # ---- model
     backbone: str | None = field(
-        default=None, metadata=_recommended("backbone", "gpt2 (causal LM), bert or roberta (masked LM).")
+        default=None,
+        metadata=_recommended(
+            "backbone",
+            "One of "
+            + ", ".join(f"{name} ({'causal' if spec.causal else 'masked'} LM)" for name, spec in BACKBONES.items())
+            + ".",
+        ),
     )
     number_encoding: str = field(default="xval", metadata={"help": f"One of {', '.join(NUMBER_ENCODINGS)}."})
     pretrained: str | None = field(
@@ -163,8 +168,7 @@ class NumberTrainingArguments:
 
     def __post_init__(self) -> None:
         self._fill_recommended()
-        if self.backbone not in BACKBONES:
-            raise ValueError(f"backbone={self.backbone!r} is unknown; allowed: {', '.join(BACKBONES)}")
+        get_backbone(self.backbone)  # a ValueError listing the known backbones
         if self.mixed_precision not in PRECISIONS:
             raise ValueError(f"mixed_precision={self.mixed_precision!r} is unknown; allowed: {', '.join(PRECISIONS)}")
         for name in (
@@ -226,6 +230,11 @@ class NumberTrainingArguments:
         return options
 
     @property
+    def backbone_spec(self) -> BackboneSpec:
+        """The backbone's row of the backbone table."""
+        return get_backbone(self.backbone)
+
+    @property
     def causal(self) -> bool:
-        """Whether the backbone is a causal LM (GPT-2) rather than a masked LM."""
-        return self.backbone == "gpt2"
+        """Whether the backbone is a causal LM rather than a masked LM."""
+        return self.backbone_spec.causal

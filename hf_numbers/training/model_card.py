@@ -79,8 +79,8 @@ def write_model_card(
     )
     text = _CARD.format(
         encoding=args.number_encoding,
-        pipeline="text-generation" if args.causal else "fill-mask",
-        backbone={"gpt2": "GPT-2", "bert": "BERT", "roberta": "RoBERTa"}[args.backbone],
+        pipeline=args.backbone_spec.pipeline_tag,
+        backbone=args.backbone_spec.display_name,
         task=task,
         origin=origin,
         path=Path(folder).name,

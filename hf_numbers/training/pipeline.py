@@ -27,7 +27,7 @@ from ..evaluation import (
     plot_prediction_vs_parameter,
 )
 from ..evaluation.predict import predict_answers
-from ..modeling import BACKBONE_CLASSES, get_encoding
+from ..modeling import get_encoding
 from .arguments import NumberTrainingArguments
 from .loop import make_accelerator, train_model
 from .model_card import write_model_card
@@ -73,7 +73,7 @@ def make_scaler(args: NumberTrainingArguments, dataset: DatasetDict) -> NumberSc
 def build_tokenizer(args: NumberTrainingArguments, dataset: DatasetDict) -> Any:
     """The pretrained backbone's tokenizer with number tokens, or one trained on the training texts."""
     if args.pretrained:
-        tokenizer = BACKBONE_CLASSES[args.backbone][2].from_pretrained(args.pretrained)
+        tokenizer = args.backbone_spec.tokenizer_class.from_pretrained(args.pretrained)
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
         return tokenizer
@@ -105,7 +105,7 @@ def build_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetD
 
     With ``dataset``, the encoding's options are fitted to its numbers (see :func:`encoding_options_for`).
     """
-    config_class, model_class, _ = BACKBONE_CLASSES[args.backbone]
+    spec = args.backbone_spec
     number_fields = {
         "number_encoding": args.number_encoding,
         "number_loss_weight": args.number_loss_weight,
@@ -113,41 +113,17 @@ def build_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetD
         **encoding_options_for(args, dataset),
     }
     if args.pretrained:
-        return model_class.from_pretrained_backbone(args.pretrained, tokenizer, **number_fields)
-    ids = {
-        "num_token_id": tokenizer.num_token_id,
-        "num_token_ids": list(tokenizer.num_token_ids),
-        "pad_token_id": tokenizer.pad_token_id,
-        "vocab_size": len(tokenizer),
-    }
-    if args.backbone == "gpt2":
-        config = config_class(
-            n_embd=args.hidden_size,
-            n_layer=args.num_layers,
-            n_head=args.num_heads,
-            n_positions=args.max_length,
-            bos_token_id=tokenizer.eos_token_id,
-            eos_token_id=tokenizer.eos_token_id,
-            resid_pdrop=args.dropout,
-            embd_pdrop=args.dropout,
-            attn_pdrop=args.dropout,
-            **ids,
-            **number_fields,
-        )
-    else:
-        extra = 2 if args.backbone == "roberta" else 0  # RoBERTa's positions start after the padding index
-        config = config_class(
-            hidden_size=args.hidden_size,
-            num_hidden_layers=args.num_layers,
-            num_attention_heads=args.num_heads,
-            intermediate_size=4 * args.hidden_size,
-            max_position_embeddings=args.max_length + extra,
-            hidden_dropout_prob=args.dropout,
-            attention_probs_dropout_prob=args.dropout,
-            **ids,
-            **number_fields,
-        )
-    return model_class(config)
+        return spec.model_class.from_pretrained_backbone(args.pretrained, tokenizer, **number_fields)
+    config = spec.new_config(
+        tokenizer,
+        hidden_size=args.hidden_size,
+        num_layers=args.num_layers,
+        num_heads=args.num_heads,
+        max_length=args.max_length,
+        **dict.fromkeys(spec.dropout_fields, args.dropout),
+        **number_fields,
+    )
+    return spec.model_class(config)
 
 
 def tokenize_dataset(dataset: DatasetDict, tokenizer: Any, scaler: NumberScaler, max_length: int) -> DatasetDict:

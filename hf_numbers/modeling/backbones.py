@@ -1,0 +1,234 @@
+"""The backbone table: everything the rest of hf_numbers knows about GPT-2, BERT and RoBERTa.
+
+One :class:`BackboneSpec` row per backbone names its number config, model and tokenizer
+classes and holds the facts other code would otherwise compare names for: causal or masked
+LM, how to train a new vocabulary (special tokens), how to size a new model, the tiny sizes
+of the tests and the position-id offset. Training, data, evaluation, the CLI, model cards,
+benchmarks and tests read :data:`BACKBONES`; no code outside this module compares backbone
+names. Adding a backbone is one row here (plus, for a new architecture, its config, model and
+tokenizer subclasses); see docs/DESIGN.md, "Adding a backbone".
+
+This module is part of the flat ``hf_numbers/modeling`` folder: it imports nothing from
+``hf_numbers`` outside that folder. Checkpoints do not need it (their code is the classes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .configuration_number import NumberBertConfig, NumberGPT2Config, NumberRobertaConfig
+from .modeling_number import NumberBertForMaskedLM, NumberGPT2ForCausalLM, NumberRobertaForMaskedLM
+from .tokenization_number import NumberBertTokenizer, NumberGPT2Tokenizer, NumberRobertaTokenizer
+
+__all__ = ["BACKBONES", "BACKBONE_CLASSES", "BYTE_LEVEL_BPE", "WORDPIECE", "BackboneSpec", "SizeFields", "get_backbone"]
+
+BYTE_LEVEL_BPE = "byte-level-bpe"
+"""Tokenizer model of GPT-2 / RoBERTa: byte-level BPE (no unknown text; a space-prefixed number token)."""
+WORDPIECE = "wordpiece"
+"""Tokenizer model of BERT: lower-casing WordPiece."""
+
+
+@dataclass(frozen=True)
+class SizeFields:
+    """The names a backbone's config gives to the sizes of a new model.
+
+    ``ffn`` is None where the config derives the feed-forward width itself (GPT-2: 4 x width).
+    """
+
+    hidden: str
+    layers: str
+    heads: str
+    positions: str
+    ffn: str | None = None
+
+
+def _transformers_base(cls: type) -> type:
+    """The transformers class ``cls`` extends (``NumberGPT2Config`` -> ``GPT2Config``)."""
+    return next(base for base in cls.__mro__[1:] if base.__module__.startswith("transformers.models."))
+
+
+@dataclass(frozen=True)
+class BackboneSpec:
+    """One row of the backbone table (see the module docstring).
+
+    Attributes:
+        name: the backbone's name (``--backbone``).
+        display_name: its name in prose (model cards).
+        config_class, model_class, tokenizer_class: the number-aware classes.
+        tokenizer_model: how a new vocabulary is trained (:data:`BYTE_LEVEL_BPE` or :data:`WORDPIECE`).
+        special_tokens: the special tokens of a new vocabulary, in id order.
+        size_fields: the config's names for the sizes of a new model (:meth:`new_config`).
+        position_offset: positions a new model needs beyond the longest input
+            (RoBERTa: 2, its positions start after the padding index).
+        token_id_fields: config fields a new model takes from tokenizer attributes
+            (GPT-2: ``bos_token_id`` and ``eos_token_id`` are the tokenizer's eos).
+        dropout_fields: the config's dropout probabilities.
+        tiny_sizes: config fields of the tests' tiny models (hidden 32, 2 layers).
+
+    Example:
+        >>> spec = BACKBONES["roberta"]
+        >>> spec.causal, spec.auto_class_name, spec.plain_model_class.__name__
+        (False, 'AutoModelForMaskedLM', 'RobertaForMaskedLM')
+    """
+
+    name: str
+    display_name: str
+    config_class: type
+    model_class: type
+    tokenizer_class: type
+    tokenizer_model: str
+    special_tokens: tuple[str, ...]
+    size_fields: SizeFields
+    dropout_fields: tuple[str, ...]
+    tiny_sizes: Mapping[str, Any]
+    position_offset: int = 0
+    token_id_fields: Mapping[str, str] = field(default_factory=lambda: {"pad_token_id": "pad_token_id"})
+
+    @property
+    def causal(self) -> bool:
+        """True for a causal LM (generation), False for a masked LM (fill-mask); the model class decides."""
+        return bool(self.model_class.causal)
+
+    @property
+    def auto_class_name(self) -> str:
+        """The transformers Auto class of the model's task."""
+        return "AutoModelForCausalLM" if self.causal else "AutoModelForMaskedLM"
+
+    @property
+    def pipeline_tag(self) -> str:
+        """The Hub pipeline tag of a trained model."""
+        return "text-generation" if self.causal else "fill-mask"
+
+    @property
+    def num_token_count(self) -> int:
+        """How many number tokens the tokenizer has (byte-level BPE: ``[NUM]`` and ``" [NUM]"``)."""
+        return 2 if self.tokenizer_class.spaced_num_token else 1
+
+    @property
+    def plain_config_class(self) -> type:
+        """The transformers config the number config extends."""
+        return _transformers_base(self.config_class)
+
+    @property
+    def plain_model_class(self) -> type:
+        """The transformers model the number model extends (plain checkpoints load into both)."""
+        return _transformers_base(self.model_class)
+
+    @property
+    def plain_tokenizer_class(self) -> type:
+        """The transformers tokenizer the number tokenizer extends."""
+        return _transformers_base(self.tokenizer_class)
+
+    def size_config(self, hidden_size: int, num_layers: int, num_heads: int, max_length: int) -> dict[str, int]:
+        """Config fields of a new model of that width, depth, head count and longest input.
+
+        The feed-forward layer is 4 x the width; positions cover ``max_length`` (plus the offset).
+
+        Example:
+            >>> BACKBONES["gpt2"].size_config(64, 2, 2, 128)
+            {'n_embd': 64, 'n_layer': 2, 'n_head': 2, 'n_positions': 128}
+        """
+        names = self.size_fields
+        sizes = {
+            names.hidden: hidden_size,
+            names.layers: num_layers,
+            names.heads: num_heads,
+            names.positions: max_length + self.position_offset,
+        }
+        if names.ffn:
+            sizes[names.ffn] = 4 * hidden_size
+        return sizes
+
+    def new_config(self, tokenizer: Any, *, hidden_size: int, num_layers: int, num_heads: int, max_length: int,
+                   **fields: Any) -> Any:
+        """The config of a new model for ``tokenizer``: sized, with its vocabulary and token ids.
+
+        ``fields`` are further config fields (``number_encoding``, encoding options, dropout, ...).
+
+        Example:
+            >>> config = BACKBONES["bert"].new_config(tokenizer, hidden_size=64, num_layers=2, num_heads=2,
+            ...                                       max_length=128, number_encoding="fone")  # doctest: +SKIP
+        """
+        token_ids = {name: getattr(tokenizer, attribute) for name, attribute in self.token_id_fields.items()}
+        return self.config_class(
+            **self.size_config(hidden_size, num_layers, num_heads, max_length),
+            **token_ids,
+            num_token_id=tokenizer.num_token_id,
+            num_token_ids=list(tokenizer.num_token_ids),
+            vocab_size=len(tokenizer),
+            **fields,
+        )
+
+
+_BERT_SIZES = SizeFields(
+    "hidden_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings", "intermediate_size"
+)
+_BERT_DROPOUT = ("hidden_dropout_prob", "attention_probs_dropout_prob")
+_BERT_TINY = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64,
+              "max_position_embeddings": 72}
+
+BACKBONES: dict[str, BackboneSpec] = {
+    spec.name: spec
+    for spec in (
+        BackboneSpec(
+            name="gpt2",
+            display_name="GPT-2",
+            config_class=NumberGPT2Config,
+            model_class=NumberGPT2ForCausalLM,
+            tokenizer_class=NumberGPT2Tokenizer,
+            tokenizer_model=BYTE_LEVEL_BPE,
+            special_tokens=("<|endoftext|>",),
+            size_fields=SizeFields("n_embd", "n_layer", "n_head", "n_positions"),
+            dropout_fields=("resid_pdrop", "embd_pdrop", "attn_pdrop"),
+            tiny_sizes={"n_embd": 32, "n_layer": 2, "n_head": 2, "n_positions": 64, "bos_token_id": 0,
+                        "eos_token_id": 0},
+            token_id_fields={"pad_token_id": "pad_token_id", "bos_token_id": "eos_token_id",
+                             "eos_token_id": "eos_token_id"},
+        ),
+        BackboneSpec(
+            name="bert",
+            display_name="BERT",
+            config_class=NumberBertConfig,
+            model_class=NumberBertForMaskedLM,
+            tokenizer_class=NumberBertTokenizer,
+            tokenizer_model=WORDPIECE,
+            special_tokens=("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"),
+            size_fields=_BERT_SIZES,
+            dropout_fields=_BERT_DROPOUT,
+            tiny_sizes=_BERT_TINY,
+        ),
+        BackboneSpec(
+            name="roberta",
+            display_name="RoBERTa",
+            config_class=NumberRobertaConfig,
+            model_class=NumberRobertaForMaskedLM,
+            tokenizer_class=NumberRobertaTokenizer,
+            tokenizer_model=BYTE_LEVEL_BPE,
+            special_tokens=("<s>", "<pad>", "</s>", "<unk>", "<mask>"),
+            size_fields=_BERT_SIZES,
+            dropout_fields=_BERT_DROPOUT,
+            tiny_sizes=_BERT_TINY,
+            position_offset=2,
+        ),
+    )
+}
+"""Every backbone by name."""
+
+BACKBONE_CLASSES: dict[str, tuple[type, type, type]] = {
+    name: (spec.config_class, spec.model_class, spec.tokenizer_class) for name, spec in BACKBONES.items()
+}
+"""Config, model and tokenizer class of each backbone (for code written before :data:`BACKBONES`)."""
+
+
+def get_backbone(name: str) -> BackboneSpec:
+    """The spec of the backbone ``name``; ``ValueError`` listing the known backbones otherwise.
+
+    Example:
+        >>> get_backbone("gpt2").causal
+        True
+    """
+    if name not in BACKBONES:
+        raise ValueError(f"backbone={name!r} is unknown; allowed: {', '.join(BACKBONES)}")
+    return BACKBONES[name]
