@@ -21,10 +21,9 @@ from pathlib import Path
 import datasets
 from transformers import HfArgumentParser
 
-from .data import TASKS
-from .evaluation import compute_number_metrics, format_metrics_table
-from .training import NumberTrainingArguments, evaluate_splits, load_task, load_trained, run_training
-from .training.pipeline import save_task
+from .data import TASKS, load_task, parse_task_options, save_task
+from .evaluation import compute_number_metrics, evaluate_splits, format_metrics_table
+from .training import NumberTrainingArguments, build_dataset, load_trained, run_training
 
 DEMO_ARGS = [
     "--task",
@@ -72,14 +71,13 @@ def _make_data(argv: Sequence[str]) -> None:
         + "; ".join(f"{name}: {', '.join(_task_option_names(name))}" for name in sorted(TASKS)),
     )
     args = parser.parse_args(argv)
-    config = NumberTrainingArguments(
-        task=args.task,
+    dataset = load_task(
+        args.task,
         train_size=args.train_size,
         eval_size=args.eval_size,
-        data_seed=args.seed,
-        task_options=args.task_options,
+        seed=args.seed,
+        options=parse_task_options(args.task_options),
     )
-    dataset = load_task(config)
     save_task(dataset, args.task, args.output)
     print({split: len(data) for split, data in dataset.items()}, "->", args.output)
 
@@ -92,7 +90,12 @@ def _train(argv: Sequence[str]) -> dict:
         "and scaler to <output_dir>/final, and write metrics.json and a plot.",
     )
     (args,) = parser.parse_args_into_dataclasses(list(argv))
-    return run_training(args)
+    summary = run_training(args)
+    if "metrics" in summary:  # the main process: it evaluated and saved
+        print(f"\nResults after {summary['steps']} steps (final training loss {summary['last_train_loss']:.4f}):")
+        print(format_metrics_table(summary["metrics"]))
+        print(f"plots: {', '.join(summary['plots'])}\nmodel, tokenizer and scaler: {summary['final_dir']}")
+    return summary
 
 
 def _evaluate(argv: Sequence[str]) -> None:
@@ -119,18 +122,8 @@ def _evaluate(argv: Sequence[str]) -> None:
         record = Path(args.checkpoint).parent / "training_args.json"
         args.max_length = json.loads(record.read_text())["max_length"] if record.is_file() else 128
     model, tokenizer, scaler = load_trained(args.checkpoint)
-    dataset = load_task(
-        NumberTrainingArguments(
-            task=args.task or "lookup",
-            data_dir=args.data_dir,
-            train_size=1,
-            eval_size=args.eval_size,
-            data_seed=args.seed,
-        )
-    )
-    summary = evaluate_splits(
-        model, tokenizer, scaler, dataset, args.max_length, Path(args.output_dir or args.checkpoint)
-    )
+    dataset = load_task(args.task, data_dir=args.data_dir, train_size=1, eval_size=args.eval_size, seed=args.seed)
+    summary = evaluate_splits(model, tokenizer, scaler, dataset, args.max_length, args.output_dir or args.checkpoint)
     print(format_metrics_table(summary["metrics"]))
     print(f"plot: {summary['plot']}")
 
@@ -138,7 +131,7 @@ def _evaluate(argv: Sequence[str]) -> None:
 def _demo(argv: Sequence[str]) -> None:
     summary = _train([*DEMO_ARGS, *argv])
     (args,) = HfArgumentParser(NumberTrainingArguments).parse_args_into_dataclasses([*DEMO_ARGS, *argv])
-    test = load_task(args)["test"]
+    test = build_dataset(args)["test"]
     baseline = compute_number_metrics([row["numbers"][row["answer_index"] - 1] for row in test], test["answer"])
     print(
         f"reference: repeating the number before the answer (last hour's value) gives test MSE {baseline['mse']:.4f}, "

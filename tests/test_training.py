@@ -22,15 +22,19 @@ from hf_numbers.cli import main as cli_main
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
 from hf_numbers.training import (
     NumberTrainingArguments,
+    build_dataset,
     build_model,
     build_tokenizer,
+    encoding_options_for,
     list_checkpoints,
-    load_task,
     make_scaler,
     tokenize_dataset,
     train_model,
 )
 
+# Subprocesses import hf_numbers from this checkout (not whichever copy is installed).
+CHECKOUT_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(Path(__file__).parents[1]),
+                                                                          os.environ.get("PYTHONPATH")])))
 TINY = [
     "--task",
     "lookup",
@@ -78,7 +82,7 @@ def tiny_args(**overrides) -> NumberTrainingArguments:
 
 
 def prepared(args: NumberTrainingArguments):
-    dataset = load_task(args)
+    dataset = build_dataset(args)
     scaler = make_scaler(args, dataset)
     tokenizer = build_tokenizer(args, dataset)
     return tokenizer, build_model(args, tokenizer), tokenize_dataset(dataset, tokenizer, scaler, args.max_length)
@@ -120,12 +124,13 @@ def test_resume_after_kill_matches_uninterrupted_run(backbone: str, accumulation
     base = [*TINY, "--backbone", backbone, "--gradient_accumulation_steps", accumulation, "--max_steps", "40",
             "--save_steps", "4", "--eval_steps", "20", "--save_total_limit", "3"]
     command = [sys.executable, "-m", "hf_numbers.cli", "train", *base]
-    full = subprocess.run([*command, "--output_dir", str(tmp_path / "full")], capture_output=True, text=True)
+    full = subprocess.run([*command, "--output_dir", str(tmp_path / "full")], capture_output=True, text=True,
+                          env=CHECKOUT_ENV)
     assert full.returncode == 0, full.stderr[-3000:]
 
     killed_dir = tmp_path / "killed"
     process = subprocess.Popen([*command, "--output_dir", str(killed_dir)], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, start_new_session=True)
+                               stderr=subprocess.DEVNULL, start_new_session=True, env=CHECKOUT_ENV)
     deadline = time.time() + 240
     while not list_checkpoints(killed_dir) and process.poll() is None and time.time() < deadline:
         time.sleep(0.02)
@@ -138,7 +143,7 @@ def test_resume_after_kill_matches_uninterrupted_run(backbone: str, accumulation
     assert 0 < step < 40
 
     resumed = subprocess.run([*command, "--output_dir", str(killed_dir), "--resume_from_checkpoint", "latest"],
-                             capture_output=True, text=True)
+                             capture_output=True, text=True, env=CHECKOUT_ENV)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     expected, actual = _weights(tmp_path / "full"), _weights(killed_dir)
     assert expected.keys() == actual.keys()
@@ -155,14 +160,14 @@ DISTRIBUTED_SCRIPT = textwrap.dedent(
     import hashlib, json, sys
     import torch
     from hf_numbers.data.collators import DataCollatorForNumberCausalLM
-    from hf_numbers.training import (NumberTrainingArguments, build_model, build_tokenizer, load_task,
+    from hf_numbers.training import (NumberTrainingArguments, build_dataset, build_model, build_tokenizer,
                                      make_accelerator, make_scaler, tokenize_dataset, train_model)
     args = NumberTrainingArguments(task="lookup", train_size=128, eval_size=8, hidden_size=32, num_layers=2,
                                    num_heads=2, vocab_size=150, per_device_batch_size=4, max_steps=6,
                                    save_steps=3, eval_steps=3, logging_steps=1, progress_bar=False, cpu=True,
                                    output_dir=sys.argv[1])
     accelerator = make_accelerator(args)
-    dataset = load_task(args)
+    dataset = build_dataset(args)
     tokenizer = build_tokenizer(args, dataset)
     model = build_model(args, tokenizer)
     data = tokenize_dataset(dataset, tokenizer, make_scaler(args, dataset), args.max_length)
@@ -198,7 +203,7 @@ def test_two_cpu_processes_end_with_identical_weights(tmp_path: Path) -> None:
         str(tmp_path),
     ]
     result = subprocess.run(
-        command, capture_output=True, text=True, timeout=600, env=dict(os.environ, OMP_NUM_THREADS="1")
+        command, capture_output=True, text=True, timeout=600, env=dict(CHECKOUT_ENV, OMP_NUM_THREADS="1")
     )
     ranks = [
         json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1) if (tmp_path / f"rank{r}.json").exists()
@@ -282,6 +287,17 @@ def test_cli_train_evaluate_and_reload(tmp_path: Path, capsys: pytest.CaptureFix
     assert json.loads((tmp_path / "eval" / "metrics.json").read_text()) == metrics
 
 
+def test_encoding_options_are_fitted_to_the_data_unless_given() -> None:
+    dataset = build_dataset(tiny_args())
+    fitted = encoding_options_for(tiny_args(number_encoding="fone"), dataset)
+    assert set(fitted) == {"fone_int_digits", "fone_frac_digits"}
+    assert encoding_options_for(tiny_args(number_encoding="fone", fone_int_digits=9), dataset) == fitted | {
+        "fone_int_digits": 9
+    }
+    assert encoding_options_for(tiny_args(number_encoding="exponent", exponent_num_bins=8)) == {"exponent_num_bins": 8}
+    assert encoding_options_for(tiny_args(number_encoding="xval", fone_int_digits=9), dataset) == {}
+
+
 def test_bad_training_arguments() -> None:
     with pytest.raises(ValueError, match="backbone"):
         NumberTrainingArguments(backbone="t5")
@@ -303,17 +319,17 @@ def test_task_recommendations_fill_unset_arguments(tmp_path: Path) -> None:
               "--eval_size", "2", *options])
     saved = NumberTrainingArguments(task="lookup", data_dir=str(tmp_path / "d"))
     assert saved.task_name == "fone_arithmetic" and saved.hidden_size == 256
-    rows = load_task(saved)["train"]
+    rows = build_dataset(saved)["train"]
     assert all(r["operation"] == "subtract" and max(r["operands"]) < 100 for r in rows)
 
 
 def test_task_options_reach_the_generator() -> None:
     args = NumberTrainingArguments(task="multi_operand", train_size=8, eval_size=2, task_options=["operands=(3, 3)"])
-    assert {len(r["operands"]) for r in load_task(args)["test"]} == {3}
+    assert {len(r["operands"]) for r in build_dataset(args)["test"]} == {3}
     with pytest.raises(ValueError, match="name=value"):
         NumberTrainingArguments(task_options=["digits"])
     with pytest.raises(ValueError, match="has no option colour"):
-        load_task(NumberTrainingArguments(task="multiplication", task_options=["colour=1"]))
+        build_dataset(NumberTrainingArguments(task="multiplication", task_options=["colour=1"]))
     with pytest.raises(ValueError, match="dropout"):
         NumberTrainingArguments(dropout=1.0)
     with pytest.raises(ValueError, match="learning_rate must be a finite number"):

@@ -9,11 +9,12 @@ Example:
 """
 
 from .arithmetic import fone_arithmetic, multi_operand, multiplication
-from .collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
+from .collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM, prompt_lengths
+from .loading import load_task, parse_task_options, recorded_task, save_task, tokenize_dataset
 from .lookup import lookup
 from .orbits import orbits
 from .scaler import SCALER_FILE, NumberScaler
-from .tasks import TASKS, TaskSpec, make_task, task_scaler
+from .tasks import TASK_FILE, TASKS, TaskSpec, make_task, task_scaler
 from .temperature import load_city_temperatures, temperature
 from .tokenizer_training import train_number_tokenizer, train_plain_tokenizer
 
@@ -22,17 +23,24 @@ __all__ = [
     "DataCollatorForNumberMLM",
     "SCALER_FILE",
     "TASKS",
+    "TASK_FILE",
     "NumberScaler",
     "TaskSpec",
     "fone_arithmetic",
     "load_city_temperatures",
+    "load_task",
     "lookup",
     "make_task",
     "multi_operand",
     "multiplication",
     "orbits",
+    "parse_task_options",
+    "prompt_lengths",
+    "recorded_task",
+    "save_task",
     "task_scaler",
     "temperature",
+    "tokenize_dataset",
     "train_number_tokenizer",
     "train_plain_tokenizer",
 ]

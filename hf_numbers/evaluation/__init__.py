@@ -1,7 +1,8 @@
-"""Evaluation for hf_numbers: number metrics (directly or through ``evaluate``) and PNG plots.
+"""Evaluation for hf_numbers: number metrics (directly or through ``evaluate``), PNG plots, and
+:func:`evaluate_splits`, which predicts the answers of every split of a task and scores them.
 
 ``NumberMetrics`` (the ``evaluate`` module) is imported on first use, because importing
-``evaluate`` takes seconds; everything else needs only numpy and matplotlib.
+``evaluate`` takes seconds.
 
 Example:
     >>> from hf_numbers.evaluation import compute_number_metrics
@@ -21,12 +22,14 @@ from .metrics import (
     round_significant,
 )
 from .plots import plot_predicted_vs_true, plot_prediction_vs_parameter
+from .splits import evaluate_splits
 
 __all__ = [
     "METRIC_NAMES",
     "NumberMetrics",
     "compute_number_metrics",
     "compute_split_metrics",
+    "evaluate_splits",
     "format_metrics_table",
     "parse_predictions",
     "parse_references",

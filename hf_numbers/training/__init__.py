@@ -1,4 +1,4 @@
-"""Training on Accelerate: arguments, the loop with exact resume, and the end-to-end pipeline.
+"""Training on Accelerate: arguments, builders from arguments, the loop with exact resume, the pipeline.
 
 Example:
     >>> from hf_numbers.training import NumberTrainingArguments, run_training
@@ -6,31 +6,36 @@ Example:
     >>> summary = run_training(args)  # doctest: +SKIP
 """
 
+from ..data.loading import load_task, tokenize_dataset
+from ..evaluation.splits import evaluate_splits
 from .arguments import NumberTrainingArguments
-from .checkpoints import TrainerState, list_checkpoints, resolve_checkpoint
-from .loop import TrainResult, make_accelerator, train_model
-from .pipeline import (
+from .builders import (
+    build_dataset,
     build_model,
     build_tokenizer,
-    evaluate_splits,
-    load_task,
-    load_trained,
+    encoding_options_for,
+    make_collator,
     make_scaler,
-    run_training,
-    tokenize_dataset,
 )
+from .checkpoints import TrainerState, list_checkpoints, resolve_checkpoint
+from .loop import TrainResult, make_accelerator, train_model
+from .pipeline import FINAL_DIR, load_trained, run_training
 
 __all__ = [
+    "FINAL_DIR",
     "NumberTrainingArguments",
     "TrainResult",
     "TrainerState",
+    "build_dataset",
     "build_model",
     "build_tokenizer",
+    "encoding_options_for",
     "evaluate_splits",
     "list_checkpoints",
     "load_task",
     "load_trained",
     "make_accelerator",
+    "make_collator",
     "make_scaler",
     "resolve_checkpoint",
     "run_training",

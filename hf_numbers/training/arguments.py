@@ -16,14 +16,12 @@ Example:
 
 from __future__ import annotations
 
-import ast
-import json
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from ..data.tasks import TASK_FILE, TASKS
+from ..data.loading import parse_task_options, recorded_task
+from ..data.tasks import TASKS
 from ..modeling import BACKBONES, NUMBER_ENCODINGS, BackboneSpec, add_option_fields, get_backbone
 
 PRECISIONS = ("no", "fp16", "bf16", "auto")
@@ -196,11 +194,7 @@ class NumberTrainingArguments:
     @property
     def task_name(self) -> str:
         """The task's name: the one ``make-data`` recorded next to ``data_dir``, else ``task``."""
-        if self.data_dir:
-            record = Path(self.data_dir) / TASK_FILE
-            if record.is_file():
-                return json.loads(record.read_text())["task"]
-        return self.task
+        return (recorded_task(self.data_dir) if self.data_dir else None) or self.task
 
     def _fill_recommended(self) -> None:
         """Fill every ``None`` field from the task's recommendation, else from :data:`DEFAULTS`."""
@@ -217,17 +211,7 @@ class NumberTrainingArguments:
             >>> NumberTrainingArguments(task_options=["operands=(2, 3)"]).task_generator_options()
             {'operands': (2, 3)}
         """
-        options: dict[str, Any] = {}
-        for item in self.task_options or []:
-            name, sep, text = item.partition("=")
-            if not sep or not name.strip():
-                raise ValueError(f"task_options items must be name=value, got {item!r}")
-            try:
-                value = ast.literal_eval(text.strip())
-            except (ValueError, SyntaxError):
-                value = text.strip()  # a bare word such as subtract
-            options[name.strip()] = value
-        return options
+        return parse_task_options(self.task_options)
 
     @property
     def backbone_spec(self) -> BackboneSpec:

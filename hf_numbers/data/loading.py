@@ -1,0 +1,128 @@
+"""Task datasets on disk and for the model: load or generate a task, save it, tokenize it.
+
+``hf-numbers make-data`` saves a task with :func:`save_task`, which records the task's name
+next to the data (``TASK_FILE``); :func:`load_task` generates a task (with generator options,
+see :func:`parse_task_options`) or loads a saved one, and :func:`recorded_task` reads the
+name back (training picks the task's scaler and recommended settings by it).
+:func:`tokenize_dataset` turns the ``text`` column into model inputs with scaled numbers.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from datasets import DatasetDict, load_from_disk
+
+from .collators import prompt_lengths
+from .scaler import NumberScaler
+from .tasks import TASK_FILE, TASKS, make_task
+
+
+def load_task(
+    task: str | None = None,
+    *,
+    data_dir: str | Path | None = None,
+    train_size: int = 4000,
+    eval_size: int = 200,
+    seed: int = 0,
+    options: Mapping[str, Any] | None = None,
+) -> DatasetDict:
+    """The task's splits: loaded from ``data_dir`` (a ``make-data`` folder), or the task ``task`` generated.
+
+    A generated task takes ``train_size`` examples for training and ``eval_size`` for every
+    other split; tasks of a fixed size (``temperature``, cut from a real series) ignore them.
+    ``options`` go to the task's generator as keyword arguments (they win over the sizes and seed).
+
+    Example:
+        >>> dd = load_task("lookup", train_size=20, eval_size=5)
+        >>> {split: len(data) for split, data in dd.items()}
+        {'train': 20, 'validation': 5, 'test': 5, 'test_ood': 5}
+    """
+    if data_dir:
+        return load_from_disk(str(data_dir))
+    if task not in TASKS:
+        raise ValueError(f"task {task!r} is unknown; allowed: {', '.join(TASKS)}")
+    accepted = inspect.signature(TASKS[task].builder).parameters
+    sizes = {"train_size": train_size, "seed": seed}
+    sizes |= {name: eval_size for name in accepted if name.endswith("_size") and name != "train_size"}
+    return make_task(task, **{k: v for k, v in sizes.items() if k in accepted} | dict(options or {}))
+
+
+def parse_task_options(items: Sequence[str] | None) -> dict[str, Any]:
+    """Task generator options from ``name=value`` strings; values are Python literals or bare words.
+
+    Example:
+        >>> parse_task_options(["digits=4", "operation=add", "operands=(2, 3)"])
+        {'digits': 4, 'operation': 'add', 'operands': (2, 3)}
+    """
+    options: dict[str, Any] = {}
+    for item in items or []:
+        name, sep, text = item.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"task_options items must be name=value, got {item!r}")
+        try:
+            value = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError):
+            value = text.strip()  # a bare word such as subtract
+        options[name.strip()] = value
+    return options
+
+
+def save_task(dataset: DatasetDict, name: str, folder: str | Path) -> None:
+    """``save_to_disk`` plus a record of the task's name, which training reads back (its scaler).
+
+    Example:
+        >>> save_task(load_task("lookup", train_size=20, eval_size=5), "lookup", "data/lookup")  # doctest: +SKIP
+    """
+    dataset.save_to_disk(str(folder))
+    (Path(folder) / TASK_FILE).write_text(json.dumps({"task": name}))
+
+
+def recorded_task(data_dir: str | Path) -> str | None:
+    """The task name :func:`save_task` recorded in ``data_dir``, or None.
+
+    Example:
+        >>> recorded_task("data/lookup")  # doctest: +SKIP
+        'lookup'
+    """
+    record = Path(data_dir) / TASK_FILE
+    return json.loads(record.read_text())["task"] if record.is_file() else None
+
+
+def tokenize_dataset(dataset: DatasetDict, tokenizer: Any, scaler: NumberScaler, max_length: int) -> DatasetDict:
+    """Tokenize ``text`` into ``input_ids``, ``attention_mask`` and scaled ``input_numbers``.
+
+    Tasks with a ``prompt`` column also get ``prompt_length`` (its tokens), which the collators'
+    ``completion_only`` option reads.
+
+    Example:
+        >>> tokenized = tokenize_dataset(dd, tokenizer, NumberScaler("identity"), max_length=128)  # doctest: +SKIP
+    """
+
+    def encode(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        enc = tokenizer(batch["text"], truncation=True, max_length=max_length)
+        numbers = [
+            scaler.apply_at_numbers(ids, row, tokenizer.num_token_ids).tolist()
+            for ids, row in zip(enc["input_ids"], enc["input_numbers"])
+        ]
+        out = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], "input_numbers": numbers}
+        if "prompt" in batch:
+            out["prompt_length"] = prompt_lengths(
+                tokenizer, batch["text"], batch["prompt"], truncation=True, max_length=max_length
+            )
+        return out
+
+    columns = ["input_ids", "attention_mask", "input_numbers"]
+    if all("prompt" in data.column_names for data in dataset.values()):
+        columns.append("prompt_length")
+    return DatasetDict(
+        {
+            split: data.map(encode, batched=True, remove_columns=data.column_names).with_format(columns=columns)
+            for split, data in dataset.items()
+        }
+    )

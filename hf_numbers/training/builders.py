@@ -1,0 +1,137 @@
+"""Build what training needs from :class:`NumberTrainingArguments`: data, scaler, tokenizer, model, collator.
+
+The backbone's spec (``args.backbone_spec``) and the encoding's class (``get_encoding``) supply
+everything backbone- or encoding-specific; nothing here compares names.
+
+Example:
+    >>> args = NumberTrainingArguments(task="lookup", backbone="bert", number_encoding="fone")  # doctest: +SKIP
+    >>> dataset = build_dataset(args)  # doctest: +SKIP
+    >>> tokenizer = build_tokenizer(args, dataset)  # doctest: +SKIP
+    >>> model = build_model(args, tokenizer, dataset)  # doctest: +SKIP
+    >>> collator = make_collator(args, tokenizer)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from datasets import DatasetDict
+
+from ..data import TASKS, NumberScaler, task_scaler
+from ..data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
+from ..data.loading import load_task
+from ..data.tokenizer_training import train_number_tokenizer
+from ..modeling import get_encoding
+from .arguments import NumberTrainingArguments
+
+
+def build_dataset(args: NumberTrainingArguments) -> DatasetDict:
+    """The task's splits: loaded from ``args.data_dir``, or generated with the size, seed and task options.
+
+    Example:
+        >>> dataset = build_dataset(NumberTrainingArguments(task="lookup", train_size=20, eval_size=5))
+        >>> len(dataset["train"])
+        20
+    """
+    return load_task(
+        args.task,
+        data_dir=args.data_dir,
+        train_size=args.train_size,
+        eval_size=args.eval_size,
+        seed=args.data_seed,
+        options=args.task_generator_options(),
+    )
+
+
+def make_scaler(args: NumberTrainingArguments, dataset: DatasetDict) -> NumberScaler:
+    """The task's scaler for an encoding that ``needs_scaling`` (xVal: values must stay small), else identity.
+
+    Example:
+        >>> make_scaler(NumberTrainingArguments(task="temperature"), dataset)  # doctest: +SKIP
+        NumberScaler(kind='standard', ...)
+    """
+    name = args.task_name
+    if get_encoding(args.number_encoding).needs_scaling and name in TASKS:
+        return task_scaler(name, dataset)
+    return NumberScaler("identity")
+
+
+def build_tokenizer(args: NumberTrainingArguments, dataset: DatasetDict) -> Any:
+    """The pretrained backbone's tokenizer with number tokens, or one trained on the training texts.
+
+    Example:
+        >>> args = NumberTrainingArguments(backbone="bert", vocab_size=300)
+        >>> tokenizer = build_tokenizer(args, dataset)  # doctest: +SKIP
+    """
+    if args.pretrained:
+        tokenizer = args.backbone_spec.tokenizer_class.from_pretrained(args.pretrained)
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        return tokenizer
+    return train_number_tokenizer(dataset["train"]["text"], args.backbone, args.vocab_size)
+
+
+def encoding_options_for(args: NumberTrainingArguments, dataset: DatasetDict | None = None) -> dict[str, Any]:
+    """The chosen encoding's options: those given in ``args``, the others fitted to ``dataset``'s numbers.
+
+    The encoding fits its options (FoNE's digit places, the exponent bins' range) so that every
+    number of every split is representable (an out-of-range value is a ``ValueError`` in the
+    model); options it does not fit, or without ``dataset``, keep the config's defaults.
+
+    Example:
+        >>> encoding_options_for(NumberTrainingArguments(number_encoding="fone"), dd)  # doctest: +SKIP
+        {'fone_int_digits': 1, 'fone_frac_digits': 2}
+    """
+    encoding = get_encoding(args.number_encoding)
+    fitted = {}
+    if dataset is not None:
+        values = np.array([v for data in dataset.values() for row in data["numbers"] for v in row], dtype=np.float64)
+        fitted = dict(encoding.fit_options(values))
+    given = {option.name: getattr(args, option.name) for option in encoding.options}
+    return fitted | {name: value for name, value in given.items() if value is not None}
+
+
+def build_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetDict | None = None) -> Any:
+    """A pretrained backbone adapted to numbers, or a new small model sized by ``args``.
+
+    With ``dataset``, the encoding's options are fitted to its numbers (see :func:`encoding_options_for`).
+
+    Example:
+        >>> model = build_model(args, tokenizer, dataset)  # doctest: +SKIP
+    """
+    spec = args.backbone_spec
+    number_fields = {
+        "number_encoding": args.number_encoding,
+        "number_loss_weight": args.number_loss_weight,
+        "freeze_backbone": args.freeze_backbone,
+        **encoding_options_for(args, dataset),
+    }
+    if args.pretrained:
+        return spec.model_class.from_pretrained_backbone(args.pretrained, tokenizer, **number_fields)
+    config = spec.new_config(
+        tokenizer,
+        hidden_size=args.hidden_size,
+        num_layers=args.num_layers,
+        num_heads=args.num_heads,
+        max_length=args.max_length,
+        **dict.fromkeys(spec.dropout_fields, args.dropout),
+        **number_fields,
+    )
+    return spec.model_class(config)
+
+
+def make_collator(args: NumberTrainingArguments, tokenizer: Any) -> Any:
+    """The collator of the backbone's kind: causal LM labels, or masked-LM masking (``completion_only``: the answer).
+
+    MLM masks are seeded by batch content (``args.seed``): exact resume, the same evaluation
+    masks every time.
+
+    Example:
+        >>> collator = make_collator(NumberTrainingArguments(backbone="bert"), tokenizer)  # doctest: +SKIP
+    """
+    if args.causal:
+        return DataCollatorForNumberCausalLM(tokenizer, completion_only=args.completion_only)
+    return DataCollatorForNumberMLM(
+        tokenizer, mlm_probability=args.mlm_probability, seed=args.seed, completion_only=args.completion_only
+    )
