@@ -8,8 +8,10 @@ the masked loss reduction are shared here.
 An encoding class also describes itself, so that the config and the training code ask it
 instead of knowing it: :attr:`NumberEncoding.options` are its config fields (with defaults and
 help), :meth:`NumberEncoding.validate_options` checks them, :meth:`NumberEncoding.fit_options`
-fits them to the numbers of a dataset and :attr:`NumberEncoding.needs_scaling` says whether
-values should pass through the task's number scaler first. None of these needs an instance.
+fits them to the numbers of a dataset, :attr:`NumberEncoding.needs_scaling` says whether
+values should pass through the task's number scaler first and
+:attr:`NumberEncoding.continuous_output` whether decoded values are continuous. None of these
+needs an instance.
 
 Numbers are kept out of mixed precision: :meth:`NumberEncoding.embed` and the model's number
 head, loss and decoding run with autocast off (:func:`autocast_disabled`) in float32 (float64
@@ -90,6 +92,9 @@ class NumberEncoding(nn.Module, abc.ABC):
     needs_scaling: ClassVar[bool] = False
     """Whether values should reach the model through the task's ``NumberScaler`` (xVal: a small range);
     False: the encoding sees raw values (it reads digits or bits)."""
+    continuous_output: ClassVar[bool] = False
+    """True where :meth:`decode` returns a regression output, whose last bits depend on the batch's
+    shapes (xVal); False where it picks among discrete values (digits, bits, bins), which repeat exactly."""
 
     @classmethod
     def validate_options(cls, config: Any) -> None:

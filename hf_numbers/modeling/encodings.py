@@ -56,6 +56,7 @@ class XValEncoding(NumberEncoding):
 
     name = "xval"
     needs_scaling = True
+    continuous_output = True
 
     def __init__(self, config: Any):
         super().__init__(config)
