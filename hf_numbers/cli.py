@@ -23,6 +23,7 @@ from transformers import HfArgumentParser
 
 from .data import TASKS, load_task, parse_task_options, save_task
 from .evaluation import compute_number_metrics, evaluate_splits, format_metrics_table
+from .strict_json import write_json
 from .training import NumberTrainingArguments, build_dataset, load_trained, run_training
 
 DEMO_ARGS = [
@@ -168,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     datasets.disable_progress_bars()
     result = COMMANDS[argv[0]](argv[1:])
     if isinstance(result, dict) and "metrics" in result:
-        Path(result["final_dir"]).parent.joinpath("summary.json").write_text(json.dumps(result, indent=1))
+        write_json(Path(result["final_dir"]).parent / "summary.json", result)
 
 
 if __name__ == "__main__":

@@ -5,11 +5,11 @@ Used after training (``hf-numbers train``) and by ``hf-numbers evaluate``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..strict_json import write_json
 from .metrics import compute_number_metrics
 from .plots import plot_predicted_vs_true, plot_prediction_vs_parameter
 from .predict import predict_answers
@@ -47,7 +47,7 @@ def evaluate_splits(
         references += list(data["answer"])
         groups += [split] * len(preds)
     output_dir.mkdir(parents=True, exist_ok=True)
-    (output_dir / "metrics.json").write_text(json.dumps(results, indent=1))
+    write_json(output_dir / "metrics.json", results)
     plots = [
         plot_predicted_vs_true(
             predictions,

@@ -162,6 +162,13 @@ class NumberTrainingArguments:
     resume_from_checkpoint: str | None = field(
         default=None, metadata={"help": "A checkpoint folder, or 'latest' for the newest in output_dir."}
     )
+    allow_inexact_resume: bool = field(
+        default=False,
+        metadata={
+            "help": "Resume even when the checkpoint's random states are missing or damaged or the number of "
+            "processes changed (the run then differs from an uninterrupted one); without it, such a resume fails."
+        },
+    )
     progress_bar: bool = field(default=True, metadata={"help": "Show a progress bar."})
 
     def __post_init__(self) -> None:

@@ -1,32 +1,81 @@
-"""Training checkpoints: written atomically, found by step, rotated.
+"""Training checkpoints that load no pickle: written atomically, checked on resume, rotated.
 
-A checkpoint is ``<output_dir>/checkpoint-<step>/`` holding Accelerate's state (model,
-optimizer, scheduler, RNG states of every process) and ``trainer_state.json`` (step, epoch,
-batches seen in the epoch). It is written to ``checkpoint-<step>.tmp`` and renamed when
-complete, so a run killed while saving never leaves a half checkpoint that resume would pick.
+A checkpoint is the folder ``<output_dir>/checkpoint-<step>/``:
+
+==============================  ==============================================================
+``model.safetensors``           the model's weights
+``optimizer.pt``                the optimizer's state dict, read back with
+                                ``torch.load(weights_only=True)`` (tensors and plain values only)
+``trainer_state.json``          step, epoch, batches seen in the epoch, Accelerate's micro-batch
+                                counter, number of processes, the learning-rate scheduler's and
+                                the fp16 gradient scaler's states, and the log history so far
+``process_<rank>.safetensors``  each process's random states (Python, NumPy, torch CPU, every
+                                CUDA device) and its loss sums since the last log; the scalars
+                                are JSON in the file's metadata
+==============================  ==============================================================
+
+Resume reads nothing else (a planted ``*.pkl`` is never opened) and unpickles nothing but
+``optimizer.pt``, whose weights-only loader refuses anything but tensors and plain values.
+A checkpoint is written to ``checkpoint-<step>.tmp`` and renamed when complete, so a run killed
+while saving never leaves a half checkpoint that resume would pick.
+
+Example:
+    >>> list_checkpoints("/nonexistent")
+    []
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import pickle
 import re
 import shutil
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
+import torch
 from accelerate import Accelerator
+from safetensors import SafetensorError, safe_open
+from safetensors.torch import load_model, save_file, save_model
 
+from ..strict_json import write_json
+from .rng_state import capture_rng_state, restore_rng_state
+
+logger = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
 STATE_FILE = "trainer_state.json"
+MODEL_FILE = "model.safetensors"
+OPTIMIZER_FILE = "optimizer.pt"
 _NAME = re.compile(r"^checkpoint-(\d+)$")
+_WINDOW = "loss_window"
 
 
 @dataclass
 class TrainerState:
-    """Where training stands: optimizer steps done, current epoch and micro-batches seen in it."""
+    """Where training stands: optimizer steps done, epoch, micro-batches seen in it, and the logs so far.
+
+    ``window_steps`` counts the micro-batches whose losses are summed towards the next log record.
+    """
 
     global_step: int = 0
     epoch: int = 0
     batches_in_epoch: int = 0
+    window_steps: int = 0
+    log_history: list[dict[str, float]] = field(default_factory=list)
+
+
+def checkpoint_step(path: str | Path) -> int | None:
+    """The step in a ``checkpoint-<step>`` folder's name, or None for another name.
+
+    Example:
+        >>> checkpoint_step("runs/x/checkpoint-40"), checkpoint_step("runs/x/final")
+        (40, None)
+    """
+    match = _NAME.match(Path(path).name)
+    return int(match.group(1)) if match else None
 
 
 def list_checkpoints(output_dir: str | Path) -> list[Path]:
@@ -39,10 +88,8 @@ def list_checkpoints(output_dir: str | Path) -> list[Path]:
     folder = Path(output_dir)
     if not folder.is_dir():
         return []
-    found = [
-        (int(m.group(1)), p) for p in folder.iterdir() if (m := _NAME.match(p.name)) and (p / STATE_FILE).is_file()
-    ]
-    return [p for _, p in sorted(found)]
+    found = [(checkpoint_step(p), p) for p in folder.iterdir() if checkpoint_step(p) is not None]
+    return [p for _, p in sorted(found) if (p / STATE_FILE).is_file()]
 
 
 def resolve_checkpoint(resume_from_checkpoint: str | None, output_dir: str | Path) -> Path | None:
@@ -63,27 +110,186 @@ def resolve_checkpoint(resume_from_checkpoint: str | None, output_dir: str | Pat
     return path
 
 
-def save_checkpoint(accelerator: Accelerator, output_dir: str | Path, state: TrainerState, keep: int) -> Path:
-    """Save a checkpoint of the current step atomically and keep only the newest ``keep`` ones."""
+def replace_folder(staging: Path, target: Path) -> None:
+    """Put the complete folder ``staging`` in the place of ``target`` (which may exist), by renames.
+
+    Example:
+        >>> replace_folder(Path("runs/x/final.tmp"), Path("runs/x/final"))  # doctest: +SKIP
+    """
+    old = target.with_name(target.name + ".old")
+    if old.exists():
+        shutil.rmtree(old)
+    if target.exists():
+        target.rename(old)
+    staging.rename(target)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+def _process_file(index: int) -> str:
+    return f"process_{index}.safetensors"
+
+
+def save_checkpoint(
+    accelerator: Accelerator,
+    output_dir: str | Path,
+    state: TrainerState,
+    keep: int,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    loss_window: torch.Tensor,
+) -> Path:
+    """Save the current step atomically, then keep only the newest ``keep`` checkpoints (0 keeps all)."""
     final = Path(output_dir) / f"checkpoint-{state.global_step}"
     partial = final.with_name(final.name + ".tmp")
-    if accelerator.is_main_process and partial.exists():
-        shutil.rmtree(partial)
+    if accelerator.is_main_process:
+        if partial.exists():
+            shutil.rmtree(partial)
+        partial.mkdir()
     accelerator.wait_for_everyone()
-    accelerator.save_state(str(partial))
+    tensors, rng = capture_rng_state()
+    tensors[_WINDOW] = loss_window.detach().cpu()
+    save_file(tensors, str(partial / _process_file(accelerator.process_index)), metadata={"rng": json.dumps(rng)})
+    if accelerator.is_main_process:
+        save_model(accelerator.unwrap_model(model), str(partial / MODEL_FILE))
+        torch.save(optimizer.state_dict(), partial / OPTIMIZER_FILE)
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
-        (partial / STATE_FILE).write_text(json.dumps(asdict(state)))
-        if final.exists():
-            shutil.rmtree(final)
-        partial.rename(final)
+        scaler = accelerator.scaler
+        record = {
+            "format_version": FORMAT_VERSION,
+            **asdict(state),
+            "accelerator_step": accelerator.step,
+            "num_processes": accelerator.num_processes,
+            "scheduler": scheduler.state_dict(),
+            "grad_scaler": scaler.state_dict() if scaler is not None else None,
+        }
+        write_json(partial / STATE_FILE, record)  # last: its presence marks the checkpoint complete
+        replace_folder(partial, final)
         for old in list_checkpoints(output_dir)[:-keep] if keep else []:
             shutil.rmtree(old)
     accelerator.wait_for_everyone()
     return final
 
 
-def load_checkpoint(accelerator: Accelerator, checkpoint: Path) -> TrainerState:
-    """Restore model, optimizer, scheduler and RNG states; return the saved trainer state."""
-    accelerator.load_state(str(checkpoint))
-    return TrainerState(**json.loads((checkpoint / STATE_FILE).read_text()))
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _read_state(checkpoint: Path) -> dict[str, Any]:
+    """``trainer_state.json``, checked field by field; ``ValueError`` saying what is wrong."""
+    try:
+        record = json.loads((checkpoint / STATE_FILE).read_text(), parse_constant=_reject_constant)
+    except (OSError, ValueError) as error:
+        raise ValueError(f"{STATE_FILE} is unreadable ({error})") from error
+    if not isinstance(record, dict) or record.get("format_version") != FORMAT_VERSION:
+        version = record.get("format_version") if isinstance(record, dict) else None
+        raise ValueError(
+            f"{STATE_FILE} has format_version {version!r}, not {FORMAT_VERSION}: the checkpoint was not written "
+            "by this version of hf_numbers (older ones saved pickles, which are not loaded)"
+        )
+    minimum = {"global_step": 0, "epoch": 0, "batches_in_epoch": 0, "window_steps": 0, "accelerator_step": 0}
+    for name, low in {**minimum, "num_processes": 1}.items():
+        value = record.get(name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise ValueError(f"{STATE_FILE}: {name} must be an integer >= {low}, got {value!r}")
+    history = record.get("log_history")
+    if not isinstance(history, list) or not all(isinstance(entry, dict) for entry in history):
+        raise ValueError(f"{STATE_FILE}: log_history must be a list of records, got {history!r:.80}")
+    if not isinstance(record.get("scheduler"), dict):
+        raise ValueError(f"{STATE_FILE}: scheduler must be the scheduler's state, got {record.get('scheduler')!r:.80}")
+    return record
+
+
+def _read_process_file(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """The random-state tensors (loss window included) and the JSON companions of one process's file."""
+    if not path.is_file():
+        raise ValueError(f"{path.name} is missing")
+    try:
+        with safe_open(str(path), framework="pt") as file:
+            tensors = {key: file.get_tensor(key) for key in file.keys()}
+            rng = json.loads((file.metadata() or {})["rng"])
+    except (SafetensorError, OSError, KeyError, ValueError) as error:
+        raise ValueError(f"{path.name} is unreadable ({error})") from error
+    window = tensors.get(_WINDOW)
+    if window is None or window.shape != (3,) or window.dtype != torch.float64:
+        raise ValueError(f"{path.name} holds no loss window of 3 float64 values")
+    return tensors, rng
+
+
+def _fail(checkpoint: Path, problem: str) -> ValueError:
+    return ValueError(f"cannot resume from {checkpoint}: {problem}")
+
+
+def load_checkpoint(
+    accelerator: Accelerator,
+    checkpoint: Path,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    allow_inexact: bool = False,
+) -> tuple[TrainerState, torch.Tensor]:
+    """Restore model, optimizer, scheduler, gradient scaler and random states; return the trainer state
+    and this process's loss window.
+
+    Anything missing or malformed is a ``ValueError`` naming it. A resume that could not continue
+    exactly (random states missing or malformed, another number of processes, no gradient scaler
+    state) is refused too, unless ``allow_inexact``: then it warns and continues with the random
+    states of a fresh start.
+
+    Example:
+        >>> state, window = load_checkpoint(accelerator, Path("run/checkpoint-40"), model, opt, sch)  # doctest: +SKIP
+    """
+    try:
+        record = _read_state(checkpoint)
+    except ValueError as error:
+        raise _fail(checkpoint, str(error)) from None
+    for name in (MODEL_FILE, OPTIMIZER_FILE):
+        if not (checkpoint / name).is_file():
+            raise _fail(checkpoint, f"{name} is missing")
+    inexact = []
+    if record["num_processes"] != accelerator.num_processes:
+        inexact.append(f"it was saved by {record['num_processes']} processes, this run has {accelerator.num_processes}")
+    try:
+        tensors, rng = _read_process_file(checkpoint / _process_file(accelerator.process_index))
+    except ValueError as error:
+        inexact.append(str(error))
+        tensors, rng = {}, {}
+    scaler = accelerator.scaler
+    if scaler is not None and not isinstance(record.get("grad_scaler"), dict):
+        inexact.append("it holds no fp16 gradient scaler state (it was saved with another --mixed_precision)")
+
+    try:
+        load_model(accelerator.unwrap_model(model), checkpoint / MODEL_FILE)  # copied onto the model's device
+    except (SafetensorError, OSError, RuntimeError) as error:
+        raise _fail(checkpoint, f"{MODEL_FILE} does not fit the model ({error})") from None
+    try:
+        optimizer.load_state_dict(torch.load(checkpoint / OPTIMIZER_FILE, map_location="cpu", weights_only=True))
+    except (pickle.UnpicklingError, EOFError, OSError, RuntimeError, KeyError, ValueError) as error:
+        raise _fail(checkpoint, f"{OPTIMIZER_FILE} is not this optimizer's state ({error})") from None
+    if set(record["scheduler"]) != set(scheduler.state_dict()):
+        raise _fail(checkpoint, f"the scheduler state in {STATE_FILE} has other fields than this run's scheduler")
+    scheduler.load_state_dict(record["scheduler"])
+    accelerator.step = record["accelerator_step"]
+
+    window = tensors.pop(_WINDOW, None)
+    if tensors:
+        try:
+            restore_rng_state(tensors, rng, cuda=accelerator.device.type == "cuda")
+        except ValueError as error:
+            inexact.append(f"{_process_file(accelerator.process_index)}: {error}")
+    if scaler is not None and isinstance(record.get("grad_scaler"), dict):
+        try:
+            scaler.load_state_dict(record["grad_scaler"])
+        except (KeyError, RuntimeError) as error:
+            raise _fail(checkpoint, f"the gradient scaler state in {STATE_FILE} is malformed ({error})") from None
+    state = TrainerState(**{f.name: record[f.name] for f in fields(TrainerState)})
+    if not inexact:
+        return state, window
+    problem = f"it cannot continue exactly: {'; '.join(inexact)}"
+    if not allow_inexact:
+        raise _fail(checkpoint, f"{problem}. Pass --allow_inexact_resume true to continue anyway")
+    logger.warning("resuming from %s inexactly (allow_inexact_resume): %s", checkpoint, problem)
+    state.window_steps = 0
+    return state, torch.zeros(3, dtype=torch.float64)

@@ -4,12 +4,12 @@ AdamW, cosine schedule with warm-up and a minimum learning rate, gradient accumu
 clipping, mixed precision where the device has it, evaluation and logging every N steps,
 atomic checkpoints every N steps and a resume that continues exactly: the data order comes
 from a seeded sampler (seed + epoch), the batches already seen in the epoch are skipped, and
-the optimizer, scheduler and every process's RNG states are restored.
+the optimizer, scheduler, log history and every process's RNG states are restored (from files
+that hold no pickle, see :mod:`.checkpoints`).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Callable
@@ -24,10 +24,13 @@ from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 from transformers.optimization import get_cosine_with_min_lr_schedule_with_warmup
 
+from ..strict_json import write_json
 from .arguments import NumberTrainingArguments
 from .checkpoints import TrainerState, load_checkpoint, resolve_checkpoint, save_checkpoint
 
 logger = logging.getLogger(__name__)
+
+LOSS_NAMES = ("loss", "token_loss", "number_loss")
 
 
 @dataclass
@@ -127,22 +130,28 @@ def train_model(
     model, optimizer, train_loader = accelerator.prepare(model, optimizer, train_loader)
     if eval_loader is not None:
         eval_loader = accelerator.prepare(eval_loader)
-    accelerator.register_for_checkpointing(scheduler)  # stepped by hand, once per optimizer step
+    # The scheduler stays out of accelerator.prepare (which would step it once per process): it is
+    # stepped by hand, once per optimizer step, and saved by save_checkpoint.
 
     state = TrainerState()
+    window = torch.zeros(3, dtype=torch.float64, device=accelerator.device)
     if checkpoint is not None:
-        state = load_checkpoint(accelerator, checkpoint)
+        state, saved_window = load_checkpoint(
+            accelerator, checkpoint, model, optimizer, scheduler, allow_inexact=args.allow_inexact_resume
+        )
+        if state.global_step > args.max_steps:
+            raise ValueError(
+                f"{checkpoint} is at step {state.global_step}, beyond max_steps={args.max_steps}; raise --max_steps"
+            )
+        window = saved_window.to(accelerator.device)
         logger.info("resumed from %s at step %d", checkpoint, state.global_step)
 
-    history: list[dict[str, float]] = []
     progress = tqdm(
         total=args.max_steps,
         initial=state.global_step,
         disable=not (args.progress_bar and accelerator.is_local_main_process),
         desc="training",
     )
-    window = torch.zeros(3, dtype=torch.float64, device=accelerator.device)
-    window_steps = 0
     model.train()
     while state.global_step < args.max_steps:
         train_loader.set_epoch(state.epoch)
@@ -161,30 +170,27 @@ def train_model(
                 optimizer.zero_grad()
             state.batches_in_epoch += 1
             window += torch.stack([out.loss.detach(), out.token_loss.detach(), out.number_loss.detach()]).double()
-            window_steps += 1
+            state.window_steps += 1
             if not accelerator.sync_gradients:
                 continue
             scheduler.step()
             state.global_step += 1
             progress.update(1)
             if state.global_step % args.logging_steps == 0 or state.global_step == args.max_steps:
-                mean = accelerator.reduce(window / window_steps, reduction="mean")
-                record = {
-                    "step": state.global_step,
-                    "loss": float(mean[0]),
-                    "token_loss": float(mean[1]),
-                    "number_loss": float(mean[2]),
-                    "learning_rate": scheduler.get_last_lr()[0],
-                }
-                history.append(record)
+                mean = accelerator.reduce(window / state.window_steps, reduction="mean")
+                record = {"step": state.global_step, **dict(zip(LOSS_NAMES, mean.tolist()))}
+                record["learning_rate"] = scheduler.get_last_lr()[0]
+                state.log_history.append(record)
                 progress.set_postfix(loss=f"{record['loss']:.4f}")
                 window.zero_()
-                window_steps = 0
+                state.window_steps = 0
             is_last = state.global_step == args.max_steps
             if eval_loader is not None and ((args.eval_steps and state.global_step % args.eval_steps == 0) or is_last):
-                history.append({"step": state.global_step, **_mean_loss(model, eval_loader, accelerator)})
+                state.log_history.append({"step": state.global_step, **_mean_loss(model, eval_loader, accelerator)})
             if args.save_steps and state.global_step % args.save_steps == 0:
-                save_checkpoint(accelerator, output_dir, state, args.save_total_limit)
+                save_checkpoint(
+                    accelerator, output_dir, state, args.save_total_limit, model, optimizer, scheduler, window
+                )
             if is_last:
                 break
         else:
@@ -192,7 +198,7 @@ def train_model(
             state.batches_in_epoch = 0
     progress.close()
     if accelerator.is_main_process:
-        (output_dir / "log_history.json").write_text(json.dumps(history, indent=1))
-        (output_dir / "training_args.json").write_text(json.dumps(asdict(args), indent=1))
+        write_json(output_dir / "log_history.json", state.log_history)
+        write_json(output_dir / "training_args.json", asdict(args))
     accelerator.wait_for_everyone()
-    return accelerator.unwrap_model(model), TrainResult(state.global_step, history)
+    return accelerator.unwrap_model(model), TrainResult(state.global_step, state.log_history)

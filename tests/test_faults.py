@@ -1,0 +1,197 @@
+"""Faults of training and checkpoints (issue 10), numbered as the issue's cases: each gives a clear
+error or a documented safe behaviour, and nothing of an earlier run is lost by starting a new one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from accelerate.utils import set_seed
+
+from hf_numbers.cli import main as cli_main
+from hf_numbers.data.collators import DataCollatorForNumberCausalLM
+from hf_numbers.training import (
+    NumberTrainingArguments,
+    build_dataset,
+    build_model,
+    build_tokenizer,
+    list_checkpoints,
+    make_scaler,
+    tokenize_dataset,
+    train_model,
+)
+
+SMALL = dict(task="lookup", train_size=64, eval_size=8, hidden_size=32, num_layers=2, num_heads=2, vocab_size=150,
+             per_device_batch_size=8, warmup_steps=2, logging_steps=2, progress_bar=False, cpu=True, max_steps=6,
+             save_steps=3, eval_steps=3, save_total_limit=0)
+CLI = ["--task", "lookup", "--train_size", "64", "--eval_size", "8", "--hidden_size", "32", "--num_layers", "2",
+       "--num_heads", "2", "--vocab_size", "150", "--per_device_batch_size", "8", "--logging_steps", "2",
+       "--progress_bar", "false", "--cpu", "true", "--max_steps", "4", "--save_steps", "4", "--eval_steps", "0"]
+
+
+def small_args(output_dir: Path, **overrides) -> NumberTrainingArguments:
+    return NumberTrainingArguments(**{**SMALL, "output_dir": str(output_dir), **overrides})
+
+
+@pytest.fixture(scope="module")
+def data():
+    args = NumberTrainingArguments(**SMALL)
+    dataset = build_dataset(args)
+    tokenizer = build_tokenizer(args, dataset)
+    return tokenizer, tokenize_dataset(dataset, tokenizer, make_scaler(args, dataset), args.max_length)
+
+
+def train(data, args: NumberTrainingArguments, collator=None):
+    """A fresh model (same initialisation every time) trained by ``train_model``."""
+    tokenizer, tokenized = data
+    set_seed(0)
+    model = build_model(args, tokenizer)
+    plain = DataCollatorForNumberCausalLM(tokenizer)
+    return train_model(model, tokenized["train"], collator or plain, args, tokenized["validation"], plain)
+
+
+class Crash(Exception):
+    """Stands for a kill: raised by the collator in the middle of a run."""
+
+
+def crashing_collator(tokenizer, after: int):
+    collator, calls = DataCollatorForNumberCausalLM(tokenizer), []
+
+    def collate(features):
+        calls.append(1)
+        if len(calls) > after:
+            raise Crash
+        return collator(features)
+
+    return collate
+
+
+@pytest.fixture(scope="module")
+def finished_run(data, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 6-step run with checkpoints at steps 3 and 6; tests copy it before touching it."""
+    folder = tmp_path_factory.mktemp("finished") / "run"
+    train(data, small_args(folder))
+    return folder
+
+
+def copy_run(finished_run: Path, tmp_path: Path, drop_newest: bool = False) -> Path:
+    folder = tmp_path / "run"
+    shutil.copytree(finished_run, folder)
+    if drop_newest:
+        shutil.rmtree(folder / "checkpoint-6")
+    return folder
+
+
+# ---- 1. resume runs no pickle
+
+
+class Payload:
+    """Unpickling it runs a shell command that creates ``marker``."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.system, (f"touch {self.marker}",)
+
+
+def test_resume_runs_no_pickle_planted_in_a_checkpoint(data, finished_run: Path, tmp_path: Path) -> None:
+    folder = copy_run(finished_run, tmp_path, drop_newest=True)
+    checkpoint = folder / "checkpoint-3"
+    assert sorted(p.name for p in checkpoint.iterdir()) == [
+        "model.safetensors", "optimizer.pt", "process_0.safetensors", "trainer_state.json"]
+    marker = tmp_path / "payload-ran"
+    # every file name Accelerate's load_state would unpickle
+    for name in ("custom_checkpoint_0.pkl", "random_states_0.pkl", "scheduler.bin", "optimizer.bin", "scaler.pt"):
+        torch.save(Payload(marker), checkpoint / name)
+    _, result = train(data, small_args(folder, resume_from_checkpoint="latest"))
+    assert result.global_step == 6 and not marker.exists()
+
+    shutil.rmtree(folder / "checkpoint-6")
+    torch.save({"state": {}, "param_groups": [Payload(marker)]}, checkpoint / "optimizer.pt")
+    with pytest.raises(ValueError, match=r"optimizer\.pt is not this optimizer's state"):
+        train(data, small_args(folder, resume_from_checkpoint="latest"))
+    assert not marker.exists()
+
+
+# ---- 3. the log history survives resume
+
+
+def test_resume_after_crash_restores_log_history_and_weights(data, tmp_path: Path) -> None:
+    """Logging every 2 steps and saving every 3 leaves a half-filled loss window in checkpoint-3."""
+    tokenizer, _ = data
+    full_model, full = train(data, small_args(tmp_path / "full"))
+    with pytest.raises(Crash):
+        train(data, small_args(tmp_path / "crashed"), crashing_collator(tokenizer, after=4))
+    assert [p.name for p in list_checkpoints(tmp_path / "crashed")] == ["checkpoint-3"]
+    model, resumed = train(data, small_args(tmp_path / "crashed", resume_from_checkpoint="latest"))
+    assert resumed.log_history == full.log_history
+    assert json.loads((tmp_path / "crashed" / "log_history.json").read_text()) == full.log_history
+    for (name, expected), actual in zip(full_model.state_dict().items(), model.state_dict().values()):
+        assert torch.equal(expected, actual), name
+
+
+def test_resuming_a_finished_run_keeps_its_history_and_writes_strict_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run"
+    cli_main(["train", *CLI, "--output_dir", str(run)])
+    first = json.loads((run / "log_history.json").read_text())
+    cli_main(["train", *CLI, "--output_dir", str(run), "--resume_from_checkpoint", "latest"])
+    assert json.loads((run / "log_history.json").read_text()) == first
+
+    def no_constants(name: str) -> None:
+        raise AssertionError(f"{name} in JSON")
+
+    for name in ("summary.json", "metrics.json", "log_history.json", "training_args.json"):
+        json.loads((run / name).read_text(), parse_constant=no_constants)
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["last_train_loss"] == [record["loss"] for record in first if "loss" in record][-1]
+    assert "final training loss nan" not in capsys.readouterr().out
+
+
+# ---- 6. damaged resume state
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:100])
+
+
+DAMAGES = {
+    "rng-truncated": (lambda c: _truncate(c / "process_0.safetensors"), r"process_0\.safetensors is unreadable"),
+    "rng-missing": (lambda c: (c / "process_0.safetensors").unlink(), r"process_0\.safetensors is missing"),
+    "state-empty": (lambda c: (c / "trainer_state.json").write_text(""), r"trainer_state\.json is unreadable"),
+    "state-bad-step": (
+        lambda c: (c / "trainer_state.json").write_text(
+            json.dumps({**json.loads((c / "trainer_state.json").read_text()), "global_step": -3})),
+        "global_step must be an integer >= 0, got -3"),
+    "state-accelerate-format": (lambda c: (c / "trainer_state.json").write_text('{"global_step": 3}'),
+                                "format_version None"),
+    "model-truncated": (lambda c: _truncate(c / "model.safetensors"), r"model\.safetensors does not fit"),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_damaged_checkpoint_fails_clearly(data, finished_run: Path, tmp_path: Path, damage: str) -> None:
+    folder = copy_run(finished_run, tmp_path, drop_newest=True)
+    spoil, message = DAMAGES[damage]
+    spoil(folder / "checkpoint-3")
+    with pytest.raises(ValueError, match=f"cannot resume from .*checkpoint-3: .*{message}"):
+        train(data, small_args(folder, resume_from_checkpoint="latest"))
+    assert not (folder / "final").exists() and [p.name for p in list_checkpoints(folder)] == ["checkpoint-3"]
+
+
+def test_inexact_resume_only_when_allowed(data, finished_run: Path, tmp_path: Path, caplog) -> None:
+    folder = copy_run(finished_run, tmp_path, drop_newest=True)
+    (folder / "checkpoint-3" / "process_0.safetensors").unlink()
+    with pytest.raises(ValueError, match="cannot continue exactly.*--allow_inexact_resume"):
+        train(data, small_args(folder, resume_from_checkpoint="latest"))
+    with caplog.at_level(logging.WARNING, logger="hf_numbers.training.checkpoints"):
+        _, result = train(data, small_args(folder, resume_from_checkpoint="latest", allow_inexact_resume=True))
+    assert result.global_step == 6 and "inexactly" in caplog.text
