@@ -43,6 +43,8 @@ DEMO_ARGS = [
     "500",
     "--save_steps",
     "500",
+    "--overwrite_output_dir",  # runs/demo is the demo's own folder: a second demo replaces the first
+    "true",
 ]
 
 

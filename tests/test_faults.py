@@ -26,6 +26,7 @@ from hf_numbers.training import (
     tokenize_dataset,
     train_model,
 )
+from hf_numbers.training import pipeline as pipeline_module
 
 SMALL = dict(task="lookup", train_size=64, eval_size=8, hidden_size=32, num_layers=2, num_heads=2, vocab_size=150,
              per_device_batch_size=8, warmup_steps=2, logging_steps=2, progress_bar=False, cpu=True, max_steps=6,
@@ -120,6 +121,43 @@ def test_resume_runs_no_pickle_planted_in_a_checkpoint(data, finished_run: Path,
     assert not marker.exists()
 
 
+# ---- 2. one run per output_dir
+
+
+def test_a_used_output_dir_is_refused_unless_overwritten(data, finished_run: Path, tmp_path: Path) -> None:
+    folder = copy_run(finished_run, tmp_path)
+    def snapshot() -> dict[str, int]:
+        return {str(p.relative_to(folder)): p.stat().st_mtime_ns for p in folder.rglob("*")}
+
+    before = snapshot()
+    with pytest.raises(ValueError, match="already holds an earlier run.*--overwrite_output_dir"):
+        train(data, small_args(folder))
+    assert snapshot() == before  # nothing of the earlier run was touched
+
+    with pytest.raises(ValueError, match="holds newer checkpoints"):  # resuming an older step would mix two runs
+        train(data, small_args(folder, resume_from_checkpoint=str(folder / "checkpoint-3")))
+
+    _, result = train(data, small_args(folder, overwrite_output_dir=True, max_steps=4, save_steps=4))
+    assert [p.name for p in list_checkpoints(folder)] == ["checkpoint-4"]  # the earlier run's are gone
+    history = json.loads((folder / "checkpoint-4" / "trainer_state.json").read_text())["log_history"]
+    assert history == result.log_history and max(r["step"] for r in history) == 4
+
+    finished = tmp_path / "no-checkpoints"  # a finished run saved without checkpoints: 'latest' finds none
+    finished.mkdir()
+    shutil.copy(folder / "training_args.json", finished)
+    with pytest.raises(ValueError, match="already holds an earlier run"):
+        train(data, small_args(finished, resume_from_checkpoint="latest"))
+
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "keep.txt").write_text("mine")
+    with pytest.raises(ValueError, match="not an hf-numbers run folder"):
+        train(data, small_args(other, overwrite_output_dir=True))
+    assert (other / "keep.txt").read_text() == "mine"
+    with pytest.raises(ValueError, match="not a writable folder"):
+        train(data, small_args(other / "keep.txt" / "run"))
+
+
 # ---- 3. the log history survives resume
 
 
@@ -195,3 +233,20 @@ def test_inexact_resume_only_when_allowed(data, finished_run: Path, tmp_path: Pa
     with caplog.at_level(logging.WARNING, logger="hf_numbers.training.checkpoints"):
         _, result = train(data, small_args(folder, resume_from_checkpoint="latest", allow_inexact_resume=True))
     assert result.global_step == 6 and "inexactly" in caplog.text
+
+
+# ---- 7. final/ is written whole
+
+
+def test_a_run_killed_while_writing_final_leaves_no_half_final(tmp_path: Path, monkeypatch) -> None:
+    def killed(*args, **kwargs):
+        raise Crash
+
+    run = tmp_path / "run"
+    monkeypatch.setattr(pipeline_module, "write_model_card", killed)
+    with pytest.raises(Crash):
+        cli_main(["train", *CLI, "--output_dir", str(run)])
+    assert not (run / "final").exists() and (run / "final.tmp" / "final" / "model.safetensors").is_file()
+    monkeypatch.undo()
+    cli_main(["train", *CLI, "--output_dir", str(run), "--resume_from_checkpoint", "latest"])
+    assert (run / "final" / "README.md").is_file() and not (run / "final.tmp").exists()

@@ -162,6 +162,10 @@ class NumberTrainingArguments:
     resume_from_checkpoint: str | None = field(
         default=None, metadata={"help": "A checkpoint folder, or 'latest' for the newest in output_dir."}
     )
+    overwrite_output_dir: bool = field(
+        default=False,
+        metadata={"help": "Delete the earlier run in output_dir and start again (else a used folder is refused)."},
+    )
     allow_inexact_resume: bool = field(
         default=False,
         metadata={

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from transformers.optimization import get_cosine_with_min_lr_schedule_with_warmu
 from ..strict_json import write_json
 from .arguments import NumberTrainingArguments
 from .checkpoints import TrainerState, load_checkpoint, resolve_checkpoint, save_checkpoint
+from .run_folder import check_output_dir, prepare_output_dir
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +63,21 @@ def make_accelerator(args: NumberTrainingArguments) -> Accelerator:
         gradient_accumulation_steps=args.gradient_accumulation_steps,
         dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True, data_seed=args.seed),
     )
+
+
+def check_run(args: NumberTrainingArguments) -> Path | None:
+    """Check what can be checked before any work; return the checkpoint to resume from (None: a new run).
+
+    Raises ``ValueError`` for a checkpoint that does not exist and an ``output_dir`` that holds an
+    earlier run (see :func:`.run_folder.check_output_dir`).
+
+    Example:
+        >>> check_run(NumberTrainingArguments(output_dir="/nonexistent/run")) is None
+        True
+    """
+    checkpoint = resolve_checkpoint(args.resume_from_checkpoint, args.output_dir)
+    check_output_dir(args.output_dir, checkpoint, args.overwrite_output_dir)
+    return checkpoint
 
 
 def _mean_loss(model: torch.nn.Module, loader: DataLoader, accelerator: Accelerator) -> dict[str, float]:
@@ -103,11 +119,10 @@ def train_model(
         >>> model, result = train_model(model, train_ds, collator, args, eval_ds)  # doctest: +SKIP
         >>> result.last_train_loss  # doctest: +SKIP
     """
-    checkpoint = resolve_checkpoint(args.resume_from_checkpoint, args.output_dir)  # fail before any work
+    checkpoint = check_run(args)  # fail before any work
     accelerator = accelerator or make_accelerator(args)
     set_seed(args.seed)
-    output_dir = Path(args.output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
+    output_dir = prepare_output_dir(accelerator, args, checkpoint)
 
     # Its own generator: starting an epoch must not draw from the global RNG (dropout, masking), or a
     # resumed run, which starts one more epoch iterator than the original, would drift from it.
@@ -199,6 +214,5 @@ def train_model(
     progress.close()
     if accelerator.is_main_process:
         write_json(output_dir / "log_history.json", state.log_history)
-        write_json(output_dir / "training_args.json", asdict(args))
     accelerator.wait_for_everyone()
     return accelerator.unwrap_model(model), TrainResult(state.global_step, state.log_history)

@@ -8,6 +8,7 @@ pretrained backbone) and keep the rest.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,8 @@ from ..data.loading import tokenize_dataset
 from ..evaluation import evaluate_splits
 from .arguments import NumberTrainingArguments
 from .builders import build_dataset, build_model, build_tokenizer, make_collator, make_scaler
-from .loop import make_accelerator, train_model
+from .checkpoints import replace_folder
+from .loop import check_run, make_accelerator, train_model
 from .model_card import write_model_card
 
 FINAL_DIR = "final"
@@ -36,6 +38,7 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
         >>> summary = run_training(NumberTrainingArguments(task="lookup", max_steps=50))  # doctest: +SKIP
         >>> summary["metrics"]["test"]["mse"]  # doctest: +SKIP
     """
+    check_run(args)  # settings, checkpoint and output folder, before any work
     accelerator = make_accelerator(args)
     set_seed(args.seed)  # the new model's initialisation too
     with accelerator.main_process_first():  # one process writes the datasets cache, the others read it
@@ -55,10 +58,16 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
         "last_train_loss": result.last_train_loss,
     }
     if accelerator.is_main_process:
+        # written to final.tmp/final and renamed when complete: a killed run leaves no half final/
+        staging = final.with_name(f"{FINAL_DIR}.tmp") / FINAL_DIR
+        if staging.parent.exists():
+            shutil.rmtree(staging.parent)
         for part in (model, tokenizer, scaler):
-            part.save_pretrained(final)
+            part.save_pretrained(staging)
         summary |= evaluate_splits(model, tokenizer, scaler, dataset, args.max_length, args.output_dir)
-        write_model_card(final, args, args.task_name, summary, scaler)
+        write_model_card(staging, args, args.task_name, summary, scaler)
+        replace_folder(staging, final)
+        staging.parent.rmdir()
     accelerator.wait_for_everyone()
     accelerator.end_training()
     return summary

@@ -1,0 +1,93 @@
+"""One run per ``output_dir``: a new run never writes over an earlier one.
+
+A folder that already holds files is refused unless the run resumes from the folder's newest
+checkpoint (``--resume_from_checkpoint``) or ``--overwrite_output_dir`` is given, which deletes
+the earlier run first (only a folder that ``training_args.json`` marks as a run folder, so a
+mistyped ``--output_dir`` of unrelated files is never deleted). Checkpoint rotation and
+``--resume_from_checkpoint latest`` therefore only ever see the current run.
+
+Example:
+    >>> check_output_dir("/nonexistent/run", checkpoint=None, overwrite=False)
+    False
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+from accelerate import Accelerator
+
+from ..strict_json import write_json
+from .arguments import NumberTrainingArguments
+from .checkpoints import checkpoint_step, list_checkpoints
+
+RUN_MARKER = "training_args.json"
+
+
+def check_output_dir(output_dir: str | Path, checkpoint: Path | None, overwrite: bool) -> bool:
+    """Whether ``output_dir`` may take this run; True when an earlier run must be deleted first.
+
+    Raises ``ValueError`` when the folder holds an earlier run (or other files) and neither a
+    resume from its newest checkpoint nor ``overwrite`` allows using it.
+    """
+    folder = Path(output_dir)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"output_dir {folder} is a file, not a folder")
+    if checkpoint is not None and checkpoint.resolve().parent == folder.resolve():
+        step = checkpoint_step(checkpoint)
+        newer = [p.name for p in list_checkpoints(folder) if step is None or checkpoint_step(p) > step]
+        if newer:
+            raise ValueError(
+                f"cannot resume from {checkpoint.name}: {folder} holds newer checkpoints ({', '.join(newer)}) "
+                "that the resumed run would mix with its own; resume from the newest, move them away, or "
+                "resume into a new --output_dir"
+            )
+        return False
+    entries = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+    if not entries:
+        return False
+    listed = ", ".join(entries[:5]) + (", ..." if len(entries) > 5 else "")
+    if not overwrite:
+        raise ValueError(
+            f"output_dir {folder} already holds an earlier run or other files ({listed}); pass "
+            "--resume_from_checkpoint latest to continue it, --overwrite_output_dir true to delete it and start "
+            "again, or choose another --output_dir"
+        )
+    if not (folder / RUN_MARKER).is_file():
+        raise ValueError(
+            f"output_dir {folder} holds files ({listed}) but no {RUN_MARKER}, so it is not an hf-numbers run "
+            "folder and --overwrite_output_dir will not delete it; choose an empty or new --output_dir"
+        )
+    if checkpoint is not None and checkpoint.resolve().is_relative_to(folder.resolve()):
+        raise ValueError(f"--overwrite_output_dir would delete {checkpoint}, the checkpoint to resume from")
+    return True
+
+
+def prepare_output_dir(accelerator: Accelerator, args: NumberTrainingArguments, checkpoint: Path | None) -> Path:
+    """Check ``args.output_dir`` (see :func:`check_output_dir`), delete an earlier run where allowed,
+    create the folder, make sure it is writable, and record ``args`` in it as ``training_args.json``.
+
+    Every process checks before any of them writes, so all of them agree.
+
+    Example:
+        >>> folder = prepare_output_dir(accelerator, args, checkpoint=None)  # doctest: +SKIP
+    """
+    folder = Path(args.output_dir)
+    clear = check_output_dir(folder, checkpoint, args.overwrite_output_dir)
+    accelerator.wait_for_everyone()
+    if clear and accelerator.is_main_process:
+        shutil.rmtree(folder)
+    accelerator.wait_for_everyone()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-test-"):
+            pass
+    except OSError as error:
+        raise ValueError(f"output_dir {folder} is not a writable folder ({error})") from error
+    if accelerator.is_main_process:
+        write_json(folder / RUN_MARKER, asdict(args))
+    accelerator.wait_for_everyone()
+    return folder
