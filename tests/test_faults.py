@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 from accelerate.utils import set_seed
+from safetensors.torch import load_file
 
 from hf_numbers.cli import main as cli_main
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM
@@ -192,6 +193,56 @@ def test_resuming_a_finished_run_keeps_its_history_and_writes_strict_json(
     summary = json.loads((run / "summary.json").read_text())
     assert summary["last_train_loss"] == [record["loss"] for record in first if "loss" in record][-1]
     assert "final training loss nan" not in capsys.readouterr().out
+
+
+# ---- 4. non-finite settings and losses
+
+
+def test_non_finite_settings_are_refused_before_any_work(data, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="learning_rate must be a finite number"):
+        cli_main(["train", *CLI, "--output_dir", str(tmp_path / "run"), "--learning_rate", "inf"])
+    args = small_args(tmp_path / "run", max_grad_norm=float("nan"))
+    with pytest.raises(ValueError, match="max_grad_norm must be a finite number, got nan"):
+        train(data, args)
+    args.max_grad_norm, args.learning_rate = 1.0, float("inf")  # changed after the arguments were checked
+    with pytest.raises(ValueError, match="learning_rate must be a finite number, got inf"):
+        train(data, args)
+    assert not (tmp_path / "run").exists()
+
+
+def test_training_stops_at_the_first_non_finite_loss(data, tmp_path: Path) -> None:
+    tokenizer, tokenized = data
+    plain = DataCollatorForNumberCausalLM(tokenizer)
+
+    def poisoning(model, after: int):
+        """A collator that sets the number head's output weights to NaN when batch ``after + 1`` is fetched."""
+        calls = []
+
+        def collate(features):
+            calls.append(1)
+            if len(calls) == after + 1:
+                model.number_encoding.mlp[-1].weight.data.fill_(float("nan"))
+            return plain(features)
+
+        return collate
+
+    folder = tmp_path / "run"
+    args = small_args(folder, save_steps=1)
+    set_seed(0)
+    model = build_model(args, tokenizer)
+    # batch 6 is fetched (Accelerate looks one batch ahead) once step 4 is done: step 5 is the first bad one
+    with pytest.raises(FloatingPointError, match=r"step 5: loss and number_loss not finite on process 0 "
+                                                 r"\(loss nan, token_loss [0-9.]+, number_loss nan\)"):
+        train_model(model, tokenized["train"], poisoning(model, 5), args, tokenized["validation"], plain)
+    assert [p.name for p in list_checkpoints(folder)] == [f"checkpoint-{s}" for s in range(1, 5)]
+    assert all(t.isfinite().all() for t in load_file(folder / "checkpoint-4" / "model.safetensors").values())
+    assert not (folder / "log_history.json").exists()
+
+    args = small_args(tmp_path / "eval")
+    set_seed(0)
+    model = build_model(args, tokenizer)
+    with pytest.raises(FloatingPointError, match="step 3: eval_loss and eval_number_loss not finite in evaluation"):
+        train_model(model, tokenized["train"], plain, args, tokenized["validation"], poisoning(model, 0))
 
 
 # ---- 6. damaged resume state

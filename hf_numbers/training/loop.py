@@ -5,7 +5,8 @@ clipping, mixed precision where the device has it, evaluation and logging every 
 atomic checkpoints every N steps and a resume that continues exactly: the data order comes
 from a seeded sampler (seed + epoch), the batches already seen in the epoch are skipped, and
 the optimizer, scheduler, log history and every process's RNG states are restored (from files
-that hold no pickle, see :mod:`.checkpoints`).
+that hold no pickle, see :mod:`.checkpoints`). Training stops with a ``FloatingPointError`` at
+the first non-finite training or evaluation loss, before that step is applied or saved.
 """
 
 from __future__ import annotations
@@ -68,16 +69,34 @@ def make_accelerator(args: NumberTrainingArguments) -> Accelerator:
 def check_run(args: NumberTrainingArguments) -> Path | None:
     """Check what can be checked before any work; return the checkpoint to resume from (None: a new run).
 
-    Raises ``ValueError`` for a checkpoint that does not exist and an ``output_dir`` that holds an
-    earlier run (see :func:`.run_folder.check_output_dir`).
+    Raises ``ValueError`` for a non-finite learning rate, weight decay or clipping norm, a
+    checkpoint that does not exist, and an ``output_dir`` that holds an earlier run (see
+    :func:`.run_folder.check_output_dir`).
 
     Example:
-        >>> check_run(NumberTrainingArguments(output_dir="/nonexistent/run")) is None
-        True
+        >>> check_run(NumberTrainingArguments(weight_decay=float("inf")))
+        Traceback (most recent call last):
+        ...
+        ValueError: weight_decay must be a finite number, got inf
     """
+    for name in ("learning_rate", "weight_decay", "max_grad_norm"):
+        if not math.isfinite(getattr(args, name)):
+            raise ValueError(f"{name} must be a finite number, got {getattr(args, name)}")
     checkpoint = resolve_checkpoint(args.resume_from_checkpoint, args.output_dir)
     check_output_dir(args.output_dir, checkpoint, args.overwrite_output_dir)
     return checkpoint
+
+
+def _require_finite(losses: dict[str, float], step: int, where: str) -> None:
+    """Stop training with a ``FloatingPointError`` naming the losses that are NaN or infinite."""
+    bad = [name for name, value in losses.items() if not math.isfinite(value)]
+    if bad:
+        shown = ", ".join(f"{name} {value:.6g}" for name, value in losses.items())
+        raise FloatingPointError(
+            f"step {step}: {' and '.join(bad)} not finite {where} ({shown}); training stopped before this step "
+            "was applied or saved. Lower --learning_rate, clip with --max_grad_norm, or look for extreme values "
+            "in the data"
+        )
 
 
 def _mean_loss(model: torch.nn.Module, loader: DataLoader, accelerator: Accelerator) -> dict[str, float]:
@@ -149,6 +168,8 @@ def train_model(
     # stepped by hand, once per optimizer step, and saved by save_checkpoint.
 
     state = TrainerState()
+    # losses summed over this optimizer step's micro-batches, and since the last log record
+    step_losses = torch.zeros(3, dtype=torch.float64, device=accelerator.device)
     window = torch.zeros(3, dtype=torch.float64, device=accelerator.device)
     if checkpoint is not None:
         state, saved_window = load_checkpoint(
@@ -178,16 +199,21 @@ def train_model(
         for batch in loader:
             with accelerator.accumulate(model):
                 out = model(**batch)
+                step_losses += torch.stack([out.loss.detach(), out.token_loss.detach(), out.number_loss.detach()])
                 accelerator.backward(out.loss)
-                if accelerator.sync_gradients and args.max_grad_norm > 0:
-                    accelerator.clip_grad_norm_(parameters, args.max_grad_norm)
+                if accelerator.sync_gradients:
+                    for process, row in enumerate(accelerator.gather(step_losses[None]).tolist()):
+                        _require_finite(dict(zip(LOSS_NAMES, row)), state.global_step + 1, f"on process {process}")
+                    if args.max_grad_norm > 0:
+                        accelerator.clip_grad_norm_(parameters, args.max_grad_norm)
                 optimizer.step()
                 optimizer.zero_grad()
             state.batches_in_epoch += 1
-            window += torch.stack([out.loss.detach(), out.token_loss.detach(), out.number_loss.detach()]).double()
             state.window_steps += 1
             if not accelerator.sync_gradients:
                 continue
+            window += step_losses
+            step_losses.zero_()
             scheduler.step()
             state.global_step += 1
             progress.update(1)
@@ -201,7 +227,9 @@ def train_model(
                 state.window_steps = 0
             is_last = state.global_step == args.max_steps
             if eval_loader is not None and ((args.eval_steps and state.global_step % args.eval_steps == 0) or is_last):
-                state.log_history.append({"step": state.global_step, **_mean_loss(model, eval_loader, accelerator)})
+                losses = _mean_loss(model, eval_loader, accelerator)
+                _require_finite(losses, state.global_step, "in evaluation")
+                state.log_history.append({"step": state.global_step, **losses})
             if args.save_steps and state.global_step % args.save_steps == 0:
                 save_checkpoint(
                     accelerator, output_dir, state, args.save_total_limit, model, optimizer, scheduler, window
