@@ -13,9 +13,12 @@ from pathlib import Path
 import pytest
 import torch
 from accelerate.utils import set_seed
+from datasets import DatasetDict
 from safetensors.torch import load_file
 
 from hf_numbers.cli import main as cli_main
+from hf_numbers.data import make_task, save_task
+from hf_numbers.data.checks import load_saved_task
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM
 from hf_numbers.training import (
     NumberTrainingArguments,
@@ -24,6 +27,7 @@ from hf_numbers.training import (
     build_tokenizer,
     list_checkpoints,
     make_scaler,
+    run_training,
     tokenize_dataset,
     train_model,
 )
@@ -301,3 +305,48 @@ def test_a_run_killed_while_writing_final_leaves_no_half_final(tmp_path: Path, m
     monkeypatch.undo()
     cli_main(["train", *CLI, "--output_dir", str(run), "--resume_from_checkpoint", "latest"])
     assert (run / "final" / "README.md").is_file() and not (run / "final.tmp").exists()
+
+
+# ---- 7. bad data and missing paths fail before training
+
+
+@pytest.fixture(scope="module")
+def saved_task() -> DatasetDict:
+    return make_task("lookup", train_size=16, validation_size=4, test_size=4, test_ood_size=4)
+
+
+def _no_numbers(dataset: DatasetDict) -> DatasetDict:
+    return dataset.map(lambda row: {"text": "no digits here", "numbers": []})
+
+
+BAD_DATA = {
+    "single-dataset": (lambda d, f: d["train"].save_to_disk(f), "holds a single Dataset, not a DatasetDict"),
+    "bogus-dict-json": (lambda d, f: (d.save_to_disk(f), (Path(f) / "dataset_dict.json").write_text("[]")),
+                        "is not a dataset saved by `hf-numbers make-data` \\(TypeError"),
+    "empty-train": (lambda d, f: DatasetDict({**d, "train": d["train"].select([])}).save_to_disk(f),
+                    "the split\\(s\\) train hold no examples"),
+    "no-train": (lambda d, f: DatasetDict({"test": d["test"]}).save_to_disk(f), "has no train split"),
+    "no-answer-column": (lambda d, f: d.remove_columns("answer").save_to_disk(f), "lacks the column\\(s\\) answer"),
+    "no-numbers": (lambda d, f: _no_numbers(d).save_to_disk(f), "the train split holds no numbers"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_DATA)
+def test_malformed_data_dir_fails_clearly(saved_task: DatasetDict, tmp_path: Path, case: str) -> None:
+    write, message = BAD_DATA[case]
+    write(saved_task, str(tmp_path / "data"))
+    with pytest.raises(ValueError, match=message):
+        load_saved_task(tmp_path / "data")
+
+
+def test_missing_paths_and_cut_off_answers_fail_before_training(saved_task: DatasetDict, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    with pytest.raises(ValueError, match="pretrained '/nonexistent/gpt2' is not a folder"):
+        run_training(small_args(run, pretrained="/nonexistent/gpt2"))
+    with pytest.raises(ValueError, match="data_dir '/nonexistent/data' is not a folder"):
+        run_training(small_args(run, data_dir="/nonexistent/data"))
+    save_task(saved_task, "lookup", tmp_path / "data")
+    with pytest.raises(ValueError, match=r"validation example 0: its answer is number \d+ of the text, but the "
+                                         r"tokenized text holds \d+ number\(s\) \(max_length 8\)"):
+        run_training(small_args(run, data_dir=str(tmp_path / "data"), max_length=8))
+    assert not run.exists()

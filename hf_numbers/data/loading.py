@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from datasets import DatasetDict, load_from_disk
+from datasets import DatasetDict
 
+from .checks import load_saved_task
 from .collators import prompt_lengths
 from .scaler import NumberScaler
 from .tasks import TASK_FILE, TASKS, make_task
@@ -32,7 +33,8 @@ def load_task(
     seed: int = 0,
     options: Mapping[str, Any] | None = None,
 ) -> DatasetDict:
-    """The task's splits: loaded from ``data_dir`` (a ``make-data`` folder), or the task ``task`` generated.
+    """The task's splits: loaded from ``data_dir`` (a ``make-data`` folder, checked by
+    :func:`~hf_numbers.data.checks.load_saved_task`), or the task ``task`` generated.
 
     A generated task takes ``train_size`` examples for training and ``eval_size`` for every
     other split; tasks of a fixed size (``temperature``, cut from a real series) ignore them.
@@ -44,7 +46,7 @@ def load_task(
         {'train': 20, 'validation': 5, 'test': 5, 'test_ood': 5}
     """
     if data_dir:
-        return load_from_disk(str(data_dir))
+        return load_saved_task(data_dir)
     if task not in TASKS:
         raise ValueError(f"task {task!r} is unknown; allowed: {', '.join(TASKS)}")
     accepted = inspect.signature(TASKS[task].builder).parameters

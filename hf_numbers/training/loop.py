@@ -70,8 +70,8 @@ def check_run(args: NumberTrainingArguments) -> Path | None:
     """Check what can be checked before any work; return the checkpoint to resume from (None: a new run).
 
     Raises ``ValueError`` for a non-finite learning rate, weight decay or clipping norm, a
-    checkpoint that does not exist, and an ``output_dir`` that holds an earlier run (see
-    :func:`.run_folder.check_output_dir`).
+    ``data_dir`` or ``pretrained`` that is not a folder, a checkpoint that does not exist, and an
+    ``output_dir`` that holds an earlier run (see :func:`.run_folder.check_output_dir`).
 
     Example:
         >>> check_run(NumberTrainingArguments(weight_decay=float("inf")))
@@ -82,6 +82,10 @@ def check_run(args: NumberTrainingArguments) -> Path | None:
     for name in ("learning_rate", "weight_decay", "max_grad_norm"):
         if not math.isfinite(getattr(args, name)):
             raise ValueError(f"{name} must be a finite number, got {getattr(args, name)}")
+    for name in ("data_dir", "pretrained"):
+        path = getattr(args, name)
+        if path is not None and not Path(path).is_dir():
+            raise ValueError(f"{name} {path!r} is not a folder (a local folder is needed; nothing is downloaded)")
     checkpoint = resolve_checkpoint(args.resume_from_checkpoint, args.output_dir)
     check_output_dir(args.output_dir, checkpoint, args.overwrite_output_dir)
     return checkpoint

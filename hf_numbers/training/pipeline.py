@@ -16,6 +16,7 @@ from accelerate.utils import set_seed
 from transformers import AutoModel, AutoTokenizer
 
 from ..data import NumberScaler
+from ..data.checks import check_answers_tokenized
 from ..data.loading import tokenize_dataset
 from ..evaluation import evaluate_splits
 from .arguments import NumberTrainingArguments
@@ -38,7 +39,7 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
         >>> summary = run_training(NumberTrainingArguments(task="lookup", max_steps=50))  # doctest: +SKIP
         >>> summary["metrics"]["test"]["mse"]  # doctest: +SKIP
     """
-    check_run(args)  # settings, checkpoint and output folder, before any work
+    check_run(args)  # settings, input folders, checkpoint and output folder, before any work
     accelerator = make_accelerator(args)
     set_seed(args.seed)  # the new model's initialisation too
     with accelerator.main_process_first():  # one process writes the datasets cache, the others read it
@@ -47,6 +48,7 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
         tokenizer = build_tokenizer(args, dataset)
         model = build_model(args, tokenizer, dataset)
         tokenized = tokenize_dataset(dataset, tokenizer, scaler, args.max_length)
+    check_answers_tokenized(dataset, tokenized, tokenizer.num_token_ids, args.max_length)
     model, result = train_model(
         model, tokenized["train"], make_collator(args, tokenizer), args, tokenized.get("validation"),
         accelerator=accelerator,

@@ -1,0 +1,112 @@
+"""Checks that data can be trained on, made before training: a clear ``ValueError`` instead of a
+failure deep inside ``datasets`` or one that only shows after the last training step.
+
+Example:
+    >>> load_saved_task("/nonexistent")
+    Traceback (most recent call last):
+    ...
+    ValueError: data_dir '/nonexistent' is not a folder (write one with `hf-numbers make-data`)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from datasets import DatasetDict, load_from_disk
+
+from ._common import CORE_FEATURES
+
+
+def _empty_splits(folder: Path) -> list[str]:
+    """Splits that ``save_to_disk`` wrote without any rows (``datasets`` cannot load those back)."""
+    empty = []
+    for state in sorted(folder.glob("*/state.json")):
+        try:
+            if json.loads(state.read_text()).get("_data_files") == []:
+                empty.append(state.parent.name)
+        except (OSError, ValueError, AttributeError):
+            continue  # not a split datasets wrote; load_from_disk reports it
+    return empty
+
+
+def load_saved_task(path: str | Path) -> DatasetDict:
+    """A task saved by ``hf-numbers make-data``, checked with :func:`check_task_splits`.
+
+    Example:
+        >>> dd = load_saved_task("data/lookup")  # doctest: +SKIP
+    """
+    folder = Path(path)
+    if not folder.is_dir():
+        raise ValueError(f"data_dir {str(folder)!r} is not a folder (write one with `hf-numbers make-data`)")
+    empty = _empty_splits(folder)
+    if empty:
+        raise ValueError(f"data_dir {folder}: the split(s) {', '.join(empty)} hold no examples")
+    try:
+        dataset = load_from_disk(str(folder))
+    except (OSError, TypeError, KeyError, IndexError, ValueError) as error:
+        raise ValueError(
+            f"data_dir {folder} is not a dataset saved by `hf-numbers make-data` ({type(error).__name__}: {error})"
+        ) from error
+    if not isinstance(dataset, DatasetDict):
+        raise ValueError(
+            f"data_dir {folder} holds a single {type(dataset).__name__}, not a DatasetDict of splits (train, "
+            "validation, test, ...); save one with `hf-numbers make-data` or DatasetDict(...).save_to_disk"
+        )
+    check_task_splits(dataset, str(folder))
+    return dataset
+
+
+def check_task_splits(dataset: DatasetDict, source: str) -> None:
+    """Raise ``ValueError`` unless ``dataset`` has a train split holding numbers and every split has
+    rows and the task columns (``text``, ``prompt``, ``answer``, ``answer_text``, ``numbers``,
+    ``answer_index``).
+
+    Example:
+        >>> from datasets import Dataset
+        >>> rows = {"text": ["no digits"], "prompt": ["no"], "answer": [1.0], "answer_text": ["1"],
+        ...         "numbers": [[]], "answer_index": [0]}
+        >>> check_task_splits(DatasetDict({"train": Dataset.from_dict(rows)}), "mine")
+        Traceback (most recent call last):
+        ...
+        ValueError: mine: the train split holds no numbers, so a number-aware model has nothing to learn
+    """
+    if "train" not in dataset:
+        raise ValueError(f"{source} has no train split (its splits: {', '.join(dataset) or 'none'})")
+    for split, data in dataset.items():
+        missing = [column for column in CORE_FEATURES if column not in data.column_names]
+        if missing:
+            raise ValueError(
+                f"{source}: split {split!r} lacks the column(s) {', '.join(missing)}; every split needs "
+                f"{', '.join(CORE_FEATURES)} (as `hf-numbers make-data` writes them)"
+            )
+        if len(data) == 0:
+            raise ValueError(f"{source}: split {split!r} holds no examples")
+    if not any(len(row) for row in dataset["train"]["numbers"]):
+        raise ValueError(f"{source}: the train split holds no numbers, so a number-aware model has nothing to learn")
+
+
+def check_answers_tokenized(
+    dataset: DatasetDict, tokenized: DatasetDict, num_token_ids: Sequence[int], max_length: int
+) -> None:
+    """Raise ``ValueError`` when the tokenized training texts hold no number token, or when an answer
+    to be scored (number ``answer_index`` of its text) is not among the tokenized text's numbers
+    (cut off by ``max_length``, or a text without numbers), which evaluation would only find after training.
+
+    Example:
+        >>> check_answers_tokenized(dataset, tokenized, tokenizer.num_token_ids, 128)  # doctest: +SKIP
+    """
+    ids = set(num_token_ids)
+    for split in tokenized:
+        counts = [sum(token in ids for token in row) for row in tokenized[split]["input_ids"]]
+        if split == "train":
+            if not any(counts):
+                raise ValueError("the tokenized train split holds no number token, so there is nothing to learn")
+            continue
+        for row, (count, index) in enumerate(zip(counts, dataset[split]["answer_index"])):
+            if index >= count:
+                raise ValueError(
+                    f"{split} example {row}: its answer is number {index} of the text, but the tokenized text "
+                    f"holds {count} number(s) (max_length {max_length}); raise --max_length or fix the data"
+                )
