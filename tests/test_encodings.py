@@ -144,6 +144,16 @@ def test_fone_head_reads_two_dims_per_place_at_init() -> None:
     assert logits[3].argmax().item() == 7
 
 
+def test_fone_readout_is_normalised_and_its_loss_sums_the_places() -> None:
+    """As FoNE's reference: the hidden state is layer-normalised before the read-out, the places' losses add up."""
+    enc = encoding("fone")
+    hidden = torch.randn(2, 3, 32)
+    assert torch.allclose(enc.head(hidden), enc.head(5 * hidden + 2), atol=1e-5)
+    uniform = torch.zeros(1, 10 * enc.places + 1)  # every digit equally likely, sign undecided
+    loss = enc.loss(uniform[:, None], column(12.5)[:, None], torch.tensor([[True]]))
+    assert loss.item() == pytest.approx(enc.places * math.log(10) + math.log(2), rel=1e-6)
+
+
 def test_fone_rejects_more_digits_than_configured() -> None:
     enc = encoding("fone")
     is_num = torch.tensor([True])

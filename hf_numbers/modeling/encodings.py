@@ -103,9 +103,13 @@ class FoNEEncoding(NumberEncoding):
     digits than configured raise ``ValueError`` instead of being silently taken modulo ``10^I``.
 
     Head: ``logits_j = h_cos cos(2 pi j/10) + h_sin sin(2 pi j/10)`` for ``j = 0..9`` from two
-    dims per place, as in the paper. The two dims go through a trainable ``H -> 2P`` projection
-    initialised to pick dims ``2p, 2p+1`` of the last hidden state (exactly the paper's readout
-    at initialisation), so that the head can also learn with a frozen trunk.
+    dims per place, as in the paper. As in the reference code, the last hidden state is first
+    normalised (a LayerNorm without parameters), and the loss is the *sum* of the places'
+    cross-entropies (plus the sign's): with the mean over places, or without the normalisation,
+    6-digit addition stalled at chance on some places for some seeds (README, "Results").
+    The two dims go through a trainable ``H -> 2P`` projection initialised to pick dims
+    ``2p, 2p+1`` (exactly the paper's readout at initialisation), so that the head can also
+    learn with a frozen trunk.
 
     Example:
         >>> from hf_numbers import NumberGPT2Config
@@ -212,6 +216,7 @@ class FoNEEncoding(NumberEncoding):
 
     def head(self, hidden_states: torch.Tensor) -> torch.Tensor:
         """``(B, L, 10 P + 1)``: the digit logits of place 0..P-1 (10 each), then the sign logit (> 0: negative)."""
+        hidden_states = F.layer_norm(hidden_states, (self.hidden_size,))
         pairs = self.digit_proj(hidden_states).unflatten(-1, (self.places, 2))
         angles = 2 * math.pi * torch.arange(10, device=pairs.device, dtype=torch.float64) / 10
         digit_logits = pairs @ torch.stack([angles.cos(), angles.sin()]).to(pairs.dtype)
@@ -223,7 +228,7 @@ class FoNEEncoding(NumberEncoding):
         sign_loss = F.binary_cross_entropy_with_logits(
             outputs[:, -1], (targets < 0).to(outputs.dtype), reduction="none"
         )
-        return digit_loss.view(-1, self.places).mean(-1) + sign_loss
+        return digit_loss.view(-1, self.places).sum(-1) + sign_loss
 
     def decode(self, head_output: torch.Tensor) -> torch.Tensor:
         digits = head_output[..., :-1].detach().unflatten(-1, (self.places, 10)).argmax(-1)
