@@ -197,6 +197,46 @@ def test_matches_the_plain_backbone_without_numbers(backbone: str) -> None:
         assert torch.allclose(model(input_ids=ids).logits, plain(input_ids=ids).logits, atol=1e-6)
 
 
+@pytest.mark.parametrize("backbone", BACKBONES)
+def test_xval_trunk_input_is_linear_in_the_value(backbone: str) -> None:
+    """xVal's promise (continuity in the numbers) needs the trunk's input to be affine in the value on every
+    backbone: GPT-2 adds positions to x * e_[NUM]; BERT and RoBERTa scale their normalised embedding, which a
+    LayerNorm after the scaling would have divided out (100 and 10000 looked alike)."""
+    model = tiny_model(backbone, "xval").eval()
+    ids = torch.tensor([[5, NUM_IDS[backbone][-1], 7, NUM_IDS[backbone][0]]])
+
+    def trunk_input(value: float) -> torch.Tensor:
+        numbers = torch.tensor([[1.0, value, 1.0, 2.0]], dtype=torch.float64)
+        with torch.no_grad():
+            return model(input_ids=ids, input_numbers=numbers, output_hidden_states=True).hidden_states[0][0]
+
+    zero, one = trunk_input(0.0), trunk_input(1.0)
+    step = one[1] - zero[1]
+    assert step.norm() > 0
+    for value in (-3.0, 0.5, 5.0, 50.0, 500.0, 1e4):
+        current = trunk_input(value)
+        assert torch.allclose(current[1] - zero[1], value * step, rtol=1e-4, atol=1e-4 * abs(value))
+        assert torch.equal(current[[0, 2, 3]], zero[[0, 2, 3]])  # the other positions' inputs do not move
+
+
+def test_xval_on_pretrained_bert_reuses_every_weight(real_bert_dir: Path) -> None:
+    """Fine-tuning the real all-MiniLM-L6-v2 with xVal keeps every trunk weight, and the value still reaches it."""
+    tokenizer = NumberBertTokenizer.from_pretrained(real_bert_dir)
+    model = NumberBertForMaskedLM.from_pretrained_backbone(real_bert_dir, tokenizer, number_encoding="xval").eval()
+    plain = AutoModel.from_pretrained(real_bert_dir)
+    state = model.bert.state_dict()
+    trunk = {name: weight for name, weight in plain.state_dict().items() if not name.startswith("pooler.")}
+    assert set(trunk) == set(state)  # a masked LM has no pooler; every other weight is there
+    for name, weight in trunk.items():
+        loaded = state[name][: weight.shape[0]] if state[name].shape != weight.shape else state[name]
+        assert torch.equal(loaded, weight), name
+    batch = tokenizer(["it weighs 100 kg", "it weighs 10000 kg"], return_tensors="pt")
+    with torch.no_grad():
+        hidden = model(**batch, output_hidden_states=True).hidden_states[0]
+    position = batch["input_ids"][0].tolist().index(tokenizer.num_token_id)
+    assert torch.allclose(hidden[1, position], 100 * hidden[0, position], rtol=1e-4)
+
+
 # ---------------------------------------------------------------------- invalid inputs
 @pytest.mark.parametrize("backbone", BACKBONES)
 def test_invalid_inputs_are_value_errors(backbone: str) -> None:

@@ -92,6 +92,10 @@ class NumberEncoding(nn.Module, abc.ABC):
     needs_scaling: ClassVar[bool] = False
     """Whether values should reach the model through the task's ``NumberScaler`` (xVal: a small range);
     False: the encoding sees raw values (it reads digits or bits)."""
+    scales_embedding: ClassVar[bool] = False
+    """True where the value multiplies the token embedding (xVal). On a backbone whose embeddings end with a
+    LayerNorm (BERT, RoBERTa), the model then applies :meth:`embed` to the normalised embeddings instead of the
+    word embeddings, so that the trunk's input stays linear in the value (the norm would divide it out)."""
     continuous_output: ClassVar[bool] = False
     """True where :meth:`decode` returns a regression output, whose last bits depend on the batch's
     shapes (xVal); False where it picks among discrete values (digits, bits, bins), which repeat exactly."""

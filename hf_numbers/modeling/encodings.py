@@ -47,6 +47,12 @@ class XValEncoding(NumberEncoding):
     paper's appendix. xVal works best with values normalised to a small range (the paper
     uses about [-5, 5]); any float32 value is accepted.
 
+    The paper's trunk (GPT-2-like, layer norms inside the blocks) sees ``x * e_[NUM] + position``,
+    linear in ``x``. BERT and RoBERTa normalise their embeddings (a LayerNorm after adding positions
+    and token types), which would divide the value out (100 and 10000 would look alike); on those
+    backbones the model scales the *normalised* ``[NUM]`` embedding instead (``scales_embedding``),
+    so the trunk's input is ``x * LayerNorm(e_[NUM] + position + type)``, again linear in ``x``.
+
     Example:
         >>> from hf_numbers import NumberBertConfig
         >>> enc = XValEncoding(NumberBertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2))
@@ -56,6 +62,7 @@ class XValEncoding(NumberEncoding):
 
     name = "xval"
     needs_scaling = True
+    scales_embedding = True
     continuous_output = True
 
     def __init__(self, config: Any):

@@ -112,8 +112,12 @@ class NumberModelMixin:
 
     accepts_loss_kwargs = False
     causal: bool = False
+    normalized_embeddings: bool = False
+    """Whether the backbone's embedding module ends with a LayerNorm (BERT, RoBERTa): an encoding whose value
+    multiplies the embedding (xVal, ``scales_embedding``) is then applied to that module's output."""
     output_class: type[ModelOutput] = NumberMaskedLMOutput
     number_encoding: NumberEncoding
+    _numbers_after_norm: tuple[torch.Tensor, torch.Tensor] | None = None
 
     def post_init(self) -> None:
         """Attach the number module, then run transformers' ``post_init`` (weight init, tying)."""
@@ -124,6 +128,8 @@ class NumberModelMixin:
                 "and config.num_token_ids to every number token id (tokenizer.num_token_ids)"
             )
         self.number_encoding = build_number_encoding(self.config)
+        if self._embeds_after_norm:
+            self.base_model.embeddings.register_forward_hook(self._embed_numbers_after_norm)
         super().post_init()
         if self.config.freeze_backbone:
             self.freeze_backbone()
@@ -132,6 +138,17 @@ class NumberModelMixin:
         super()._init_weights(module)
         if isinstance(module, NumberEncoding):
             module.init_parameters()
+
+    @property
+    def _embeds_after_norm(self) -> bool:
+        return self.normalized_embeddings and self.number_encoding.scales_embedding
+
+    def _embed_numbers_after_norm(self, module: nn.Module, args: Any, output: torch.Tensor) -> torch.Tensor | None:
+        """Forward hook of the embedding module: the number embedding of the normalised embeddings (xVal on BERT)."""
+        if self._numbers_after_norm is None:
+            return None
+        numbers, is_num = self._numbers_after_norm
+        return self.number_encoding.embed(output, numbers, is_num)
 
     def _token_logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
         """Token logits from the last hidden states: the backbone's whole token head (each model class applies it)."""
@@ -268,16 +285,23 @@ class NumberModelMixin:
             raise ValueError("logits_to_keep cannot be combined with labels: the loss needs every position")
         is_num = self.number_mask(input_ids)
         numbers = self._checked_numbers(input_ids, input_numbers, is_num)
-        embeds = self.number_encoding.embed(self.get_input_embeddings()(input_ids), numbers, is_num)
+        embeds = self.get_input_embeddings()(input_ids)
+        if self._embeds_after_norm:  # the embedding module's hook applies the encoding to its normalised output
+            self._numbers_after_norm = (numbers, is_num)
+        else:
+            embeds = self.number_encoding.embed(embeds, numbers, is_num)
         backbone_kwargs = {"past_key_values": past_key_values, "use_cache": use_cache} if self.causal else {}
-        outputs = self.base_model(
-            inputs_embeds=embeds,
-            attention_mask=attention_mask,
-            token_type_ids=token_type_ids,
-            position_ids=self._position_ids(input_ids, position_ids),
-            **backbone_kwargs,
-            **kwargs,
-        )
+        try:
+            outputs = self.base_model(
+                inputs_embeds=embeds,
+                attention_mask=attention_mask,
+                token_type_ids=token_type_ids,
+                position_ids=self._position_ids(input_ids, position_ids),
+                **backbone_kwargs,
+                **kwargs,
+            )
+        finally:
+            self._numbers_after_norm = None
         hidden_states = slice_logits_to_keep(outputs.last_hidden_state, logits_to_keep)
         logits = self._token_logits(hidden_states)
         loss = token_loss = number_loss = None
@@ -367,6 +391,7 @@ class NumberBertForMaskedLM(NumberFillMaskMixin, NumberModelMixin, BertForMasked
     """
 
     config_class = NumberBertConfig
+    normalized_embeddings = True
 
     def _token_logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
         return self.cls(hidden_states)
@@ -389,6 +414,7 @@ class NumberRobertaForMaskedLM(NumberFillMaskMixin, NumberModelMixin, RobertaFor
     """
 
     config_class = NumberRobertaConfig
+    normalized_embeddings = True
 
     def _token_logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
         return self.lm_head(hidden_states)
