@@ -335,6 +335,20 @@ def test_bad_options_raise_clear_errors(name: str, options: dict, message: str) 
         make_task(name, **options)
 
 
+def test_orbits_scale_down_for_small_budgets() -> None:
+    """Fewer planets and shorter series shorten the text; the step size is drawn as before."""
+    small = make_task("orbits", num_planets=(2, 2), max_times=5, heldout_a1=(2.0, 2.4), train_size=6,
+                      validation_size=1, test_size=1, test_ood_a1_size=2, test_ood_stepsize_size=2)
+    for row in small["train"]:
+        assert len(row["masses"]) == 2 and len(row["positions"]) == 5 == row["num_steps"]
+        assert len(row["numbers"]) == 2 * 3 + 1 + 5 * 2 * 2
+    assert all(2.0 < a < 2.4 for a in small["test_ood_a1"]["a1"])
+    with pytest.raises(ValueError, match="max_times must be >= 2"):
+        make_task("orbits", max_times=1)
+    with pytest.raises(ValueError, match=r"num_planets\[1\] must be >= 2 and <= 5"):
+        make_task("orbits", num_planets=(2, 6))
+
+
 def test_orbit_targets_choose_the_answer() -> None:
     dd = make_task(
         "orbits",

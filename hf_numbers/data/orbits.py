@@ -24,6 +24,11 @@ outside its interval) and ``test_ood_stepsize`` systems with the step size in
 published with its code; the defaults lie inside the training ranges, so the OoD splits
 test interpolation.
 
+To fit a small compute budget (``num_planets``, ``max_times``), systems can have fewer planets
+and their series can be cut to the first ``max_times`` positions. The step size is still drawn as
+above (duration / (sample count - 1)), so its distribution does not change; ``a1`` depends on the
+planet count as in xVal (two planets: ``a1`` is 1 or in ``[1.5, 3]``, so choose ``heldout_a1`` there).
+
 The ``target`` option chooses the answer: ``"a1"`` (default), ``"e1"`` or ``"m1"`` (the first
 planet's text-scaled semi-major axis, eccentricity or mass) or ``"stepsize"``; it is a
 number inside the description, so this is a masked (number-inference) task. Default
@@ -41,6 +46,7 @@ from datasets import DatasetDict, List, Value
 from ._common import (
     TextBuilder,
     check_int,
+    check_int_range,
     check_interval,
     check_seed,
     check_sizes,
@@ -65,6 +71,8 @@ def orbits(
     heldout_a1: tuple[float, float] = (1.4, 1.5),
     heldout_stepsize: tuple[float, float] = (0.45, 0.5),
     decimals: int = 3,
+    num_planets: tuple[int, int] = (2, 5),
+    max_times: int | None = None,
     train_size: int = 1_000,
     validation_size: int = 100,
     test_size: int = 100,
@@ -76,7 +84,9 @@ def orbits(
 
     ``heldout_a1`` must lie in ``[1, 3]`` and ``heldout_stepsize`` in ``[0.259, 0.828]`` (the
     generator's ranges); ``decimals`` (2 to 6) is the number of decimals written for every
-    value. Splits: ``train``, ``validation``, ``test``, ``test_ood_a1``, ``test_ood_stepsize``.
+    value; ``num_planets`` the inclusive range of planets per system (within 2 to 5, xVal's);
+    ``max_times`` (>= 2, or None for all) how many positions of each series are written.
+    Splits: ``train``, ``validation``, ``test``, ``test_ood_a1``, ``test_ood_stepsize``.
     Extra columns, in the text's scaled units: ``masses``, ``semi_major_axes``,
     ``eccentricities``, ``stepsize``, ``a1``, ``positions`` (``data`` as a nested list); in
     simulation units: ``theta`` (initial true longitudes), ``num_steps`` and
@@ -94,6 +104,9 @@ def orbits(
         "heldout_stepsize", heldout_stepsize, round(_STEPSIZE_RANGE[0], 3), round(_STEPSIZE_RANGE[1], 3)
     )
     decimals = check_int("decimals", decimals, 2, 6)
+    planets = check_int_range("num_planets", num_planets, 2, 5)
+    if max_times is not None:
+        max_times = check_int("max_times", max_times, 2)
     seed = check_seed(seed)
     sizes = check_sizes(
         {
@@ -117,7 +130,7 @@ def orbits(
                     f"intervals heldout_a1={heldout_a1} and heldout_stepsize={heldout_stepsize} are too "
                     "narrow (or too wide) for the generator's parameter distribution"
                 )
-            params = _draw_parameters(rngs[split], decimals)
+            params = _draw_parameters(rngs[split], decimals, planets, max_times)
             a1_out = in_open_interval(params["a"][0], heldout_a1)
             step_out = in_open_interval(params["stepsize"], heldout_stepsize)
             wanted = {"test_ood_a1": (True, False), "test_ood_stepsize": (False, True)}.get(split, (False, False))
@@ -143,9 +156,11 @@ def orbits(
     )
 
 
-def _draw_parameters(rng: np.random.Generator, decimals: int) -> dict[str, Any]:
+def _draw_parameters(
+    rng: np.random.Generator, decimals: int, planets: tuple[int, int] = (2, 5), max_times: int | None = None
+) -> dict[str, Any]:
     """xVal's parameter distribution; values rounded to what the text will show."""
-    n = int(rng.integers(2, 6))
+    n = int(rng.integers(planets[0], planets[1] + 1))
     masses = rng.uniform(1e-5, 5e-5, n)
     a = np.linspace(1.0, rng.uniform(1.5, 3.0), n)
     e = rng.uniform(0.0, 0.1, n)
@@ -161,7 +176,7 @@ def _draw_parameters(rng: np.random.Generator, decimals: int) -> dict[str, Any]:
         "e": [round_fixed(v * ECCENTRICITY_SCALE, decimals) for v in e[perm]],
         "theta": [float(v) for v in theta[perm]],
         "stepsize": round_fixed(duration / (steps - 1), decimals),
-        "num_steps": steps,
+        "num_steps": steps if max_times is None else min(steps, max_times),
     }
 
 
