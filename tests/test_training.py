@@ -268,6 +268,8 @@ def test_cli_train_evaluate_and_reload(tmp_path: Path, capsys: pytest.CaptureFix
     assert "test_ood" in out and "invalid_rate" in out
     metrics = json.loads((run / "metrics.json").read_text())
     assert set(metrics) == {"validation", "test", "test_ood"}
+    predictions = json.loads((run / "predictions.json").read_text())
+    assert len(predictions["test_ood"]["predictions"]) == len(predictions["test_ood"]["references"]) == 16
     assert (run / "predicted_vs_true.png").stat().st_size > 1000
     card = (run / "final" / "README.md").read_text()
     assert "library_name: transformers" in card and "test_ood" in card and "trust_remote_code=True" in card

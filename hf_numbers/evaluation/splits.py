@@ -20,12 +20,14 @@ __all__ = ["evaluate_splits"]
 def evaluate_splits(
     model: Any, tokenizer: Any, scaler: Any, dataset: Mapping[str, Any], max_length: int, output_dir: str | Path
 ) -> dict[str, Any]:
-    """Metrics of every non-training split, its plots and ``metrics.json``, written to ``output_dir``.
+    """Metrics of every non-training split, its plots, ``metrics.json`` and ``predictions.json`` in ``output_dir``.
 
     Every split except ``train`` is scored (:func:`predict_answers`, then
     :func:`compute_number_metrics`, exact match at the answers' written precision). Plots: the
     predicted-vs-true scatter, and for each ``test_ood_<column>`` split the prediction against
     the held-out parameter. ``scaler`` (a ``NumberScaler``) maps values to and from the model.
+    ``predictions.json`` holds, per split, every prediction (None where invalid) and reference,
+    for analyses beyond the metrics (e.g. comparing encodings example by example).
 
     Returns ``{"metrics": {split: metrics}, "plot": first plot path, "plots": every plot path}``.
 
@@ -34,7 +36,7 @@ def evaluate_splits(
         >>> summary["metrics"]["test"]["mse"]  # doctest: +SKIP
     """
     output_dir = Path(output_dir)
-    results, predictions, references, groups = {}, [], [], []
+    results, predictions, references, groups, per_split = {}, [], [], [], {}
     splits = [split for split in dataset if split != "train"]
     for split in splits:
         data = dataset[split]
@@ -43,11 +45,13 @@ def evaluate_splits(
         # 1.53 counts when it rounds to 1.53)
         decimals = max(len(text.partition(".")[2]) for text in data["answer_text"])
         results[split] = compute_number_metrics(preds, data["answer"], exact_decimals=decimals)
+        per_split[split] = {"predictions": preds, "references": list(data["answer"])}
         predictions += preds
         references += list(data["answer"])
         groups += [split] * len(preds)
     output_dir.mkdir(parents=True, exist_ok=True)
     write_json(output_dir / "metrics.json", results)
+    write_json(output_dir / "predictions.json", per_split)
     plots = [
         plot_predicted_vs_true(
             predictions,
