@@ -25,11 +25,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -277,10 +279,217 @@ def arithmetic_report(results: dict[str, dict[str, Any]], out: Path) -> list[str
     return lines
 
 
+# ------------------------------------------------------------------------------------- scientific
+SCIENTIFIC_ENCODINGS = ("xval", "fone", "float", "exponent", "p10", "p1000", "fp15", "text")
+SCIENTIFIC_SIZE = [
+    "--hidden_size",
+    "128",
+    "--num_layers",
+    "4",
+    "--num_heads",
+    "4",
+    "--max_steps",
+    "2000",
+    "--per_device_batch_size",
+    "64",
+    "--data_seed",
+    "1",
+]
+# The planets at CPU scale: 2 planets, the first 8 positions of each series, 2 decimals, 4,000 systems;
+# held-out step sizes (0.40, 0.60) and first semi-major axes (2.0, 2.4): gaps inside the training ranges.
+ORBITS_OPTIONS = [
+    "num_planets=(2,2)",
+    "max_times=8",
+    "decimals=2",
+    "heldout_stepsize=(0.40,0.60)",
+    "heldout_a1=(2.0,2.4)",
+    "train_size=4000",
+    "validation_size=200",
+    "test_size=200",
+    "test_ood_a1_size=200",
+    "test_ood_stepsize_size=200",
+]
+ORBIT_TARGETS = {"stepsize": "test_ood_stepsize", "a1": "test_ood_a1"}
+# xVal Table 5 (MSE; OoD = held-out values of that parameter) and appendix Tables 11-12 (look-up).
+PAPER_ORBITS = {
+    "p10": {"a1": 7.6e-4, "a1_ood": 0.0076, "stepsize": 0.0, "stepsize_ood": 0.0036},
+    "p1000": {"a1": 4.5e-6, "a1_ood": 0.048, "stepsize": 0.0, "stepsize_ood": 0.011},
+    "fp15": {"a1": 4.0e-6, "a1_ood": 0.050, "stepsize": 0.0065, "stepsize_ood": 0.0075},
+    "xval": {"a1": 6.4e-5, "a1_ood": 0.0010, "stepsize": 6.6e-5, "stepsize_ood": 0.0021},
+}
+PAPER_LOOKUP = {
+    "p10": {"mse": 2.1e-2, "acc3": 0.91, "mse_ood": 3.8e-1, "acc3_ood": 0.657},
+    "fp15": {"mse": 7e-3, "acc3": 0.999, "mse_ood": 0.9e-1, "acc3_ood": 0.345},
+    "xval": {"mse": 3e-3, "acc3": 0.06, "mse_ood": 3.5e-3, "acc3_ood": 0.015},
+}
+TEMPERATURE_ENCODINGS = ("xval", "fp15", "p1000")
+
+
+def scientific_rows() -> list[Row]:
+    """Look-up (xVal B.6), planets (Table 5) and temperature (Table 4), every encoding at one size and budget."""
+    rows = []
+    for encoding in SCIENTIFIC_ENCODINGS:
+        argv = (
+            "--task",
+            "lookup",
+            "--number_encoding",
+            encoding,
+            "--train_size",
+            "10000",
+            "--eval_size",
+            "500",
+            *SCIENTIFIC_SIZE,
+        )
+        rows.append(Row(f"lookup-{encoding}", argv, {"task": "lookup", "encoding": encoding}))
+    for target in ORBIT_TARGETS:
+        for encoding in SCIENTIFIC_ENCODINGS:
+            argv = (
+                "--task",
+                "orbits",
+                "--number_encoding",
+                encoding,
+                "--task_options",
+                f"target={target}",
+                *ORBITS_OPTIONS,
+                "--max_length",
+                "512",
+                *SCIENTIFIC_SIZE,
+            )
+            rows.append(Row(f"orbits-{target}-{encoding}", argv, {"task": f"orbits-{target}", "encoding": encoding}))
+    for encoding in TEMPERATURE_ENCODINGS:
+        argv = ("--task", "temperature", "--number_encoding", encoding, "--max_length", "1024", *SCIENTIFIC_SIZE)
+        rows.append(Row(f"temperature-{encoding}", argv, {"task": "temperature", "encoding": encoding}))
+    return rows
+
+
+def _plot_ood(results: dict[str, dict[str, Any]], rows: list[str], split: str, path: Path, title: str) -> bool:
+    """Prediction against the true value on an OoD split, one panel per encoding (xVal Fig. 5 style)."""
+    found = []
+    for name in rows:
+        run = ROOT / "runs" / "reproduce" / "scientific" / name / "predictions.json"
+        if run.is_file() and not results.get(name, {}).get("error"):
+            found.append((name, json.loads(run.read_text())[split]))
+    if not found:
+        return False
+    figure, axes = plt.subplots(1, len(found), figsize=(2.6 * len(found), 2.8), sharex=True, sharey=True)
+    for axis, (name, data) in zip(np.atleast_1d(axes), found):
+        refs = np.array(data["references"], dtype=float)
+        preds = np.array([np.nan if p is None else p for p in data["predictions"]], dtype=float)
+        axis.scatter(refs, preds, s=6, alpha=0.6)
+        low, high = np.nanmin(refs), np.nanmax(refs)
+        axis.plot([low, high], [low, high], color="grey", linewidth=0.8)
+        axis.set_title(name.rsplit("-", 1)[-1], fontsize=9)
+        axis.set_xlabel("true")
+    np.atleast_1d(axes)[0].set_ylabel("predicted")
+    figure.suptitle(title, fontsize=10)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return True
+
+
+def scientific_report(results: dict[str, dict[str, Any]], out: Path) -> list[str]:
+    """Markdown of the scientific suite: look-up, planets and temperature, with the paper's values beside."""
+    lines = ["## Look-up, planets and temperature (Golkar et al., appendix B.6, Tables 5 and 4)", ""]
+    lines += [
+        f"Every row: a new model trained from scratch, `{' '.join(SCIENTIFIC_SIZE)}`; look-up and "
+        "temperature on GPT-2 (completion-only for look-up, as the task recommends; every value for the "
+        "temperature series), planets on BERT (masked number inference, the task's default). "
+        "Paper values are from 500k-step runs of 43M-parameter models; ours are CPU-scale.",
+        "",
+    ]
+    lines += ["### Look-up (values in [-3, 3], (0.3, 0.5) held out)", ""]
+    lines += [
+        "| encoding | MSE | MSE OoD | 3 s.f. acc. | 3 s.f. acc. OoD | invalid | invalid OoD | paper MSE / OoD |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for encoding in SCIENTIFIC_ENCODINGS:
+        result = results.get(f"lookup-{encoding}")
+        cells = [
+            _result_cell(result, "mse", _sci),
+            _split_cell(result, "test_ood", "mse", _sci),
+            _result_cell(result, "accuracy_3sf", _pct),
+            _split_cell(result, "test_ood", "accuracy_3sf", _pct),
+            _result_cell(result, "invalid_rate", _pct),
+            _split_cell(result, "test_ood", "invalid_rate", _pct),
+        ]
+        paper = PAPER_LOOKUP.get(encoding)
+        paper_text = "-" if paper is None else f"{_sci(paper['mse'])} / {_sci(paper['mse_ood'])}"
+        lines.append(f"| {encoding} | " + " | ".join(cells) + f" | {paper_text} |")
+    if _plot_ood(
+        results,
+        [f"lookup-{e}" for e in SCIENTIFIC_ENCODINGS],
+        "test_ood",
+        out / "reproduction_lookup_ood.png",
+        "Look-up, held-out values (0.3, 0.5)",
+    ):
+        lines += ["", "![look-up OoD](reproduction_lookup_ood.png)"]
+    lines += ["", "### Planets (2 planets, 8 positions, 2 decimals; step size and a1 held out)", ""]
+    lines += [
+        "| encoding | a1 MSE | a1 MSE OoD | step MSE | step MSE OoD | invalid (a1 / step) | paper a1 / OoD | "
+        "paper step / OoD |",
+        "|---|---:|---:|---:|---:|---|---|---|",
+    ]
+    for encoding in SCIENTIFIC_ENCODINGS:
+        a1, step = results.get(f"orbits-a1-{encoding}"), results.get(f"orbits-stepsize-{encoding}")
+        cells = [
+            _result_cell(a1, "mse", _sci),
+            _split_cell(a1, "test_ood_a1", "mse", _sci),
+            _result_cell(step, "mse", _sci),
+            _split_cell(step, "test_ood_stepsize", "mse", _sci),
+            f"{_result_cell(a1, 'invalid_rate', _pct)} / {_result_cell(step, 'invalid_rate', _pct)}",
+        ]
+        paper = PAPER_ORBITS.get(encoding)
+        paper_cells = (
+            ["-", "-"]
+            if paper is None
+            else [
+                f"{_sci(paper['a1'])} / {_sci(paper['a1_ood'])}",
+                f"{_sci(paper['stepsize'])} / {_sci(paper['stepsize_ood'])}",
+            ]
+        )
+        lines.append(f"| {encoding} | " + " | ".join(cells + paper_cells) + " |")
+    for target, split in ORBIT_TARGETS.items():
+        if _plot_ood(
+            results,
+            [f"orbits-{target}-{e}" for e in SCIENTIFIC_ENCODINGS],
+            split,
+            out / f"reproduction_orbits_{target}_ood.png",
+            f"Planets: {target}, held-out values",
+        ):
+            lines += ["", f"![planets {target} OoD](reproduction_orbits_{target}_ood.png)"]
+    lines += ["", "### Temperature (vega-datasets hourly series, next value; train/validation/test by time blocks)", ""]
+    lines += [
+        "| encoding | test MSE (°F²) | test R² | invalid | wall time | paper (Table 4, equal samples) |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    paper_temperature = {"xval": "1.75 (9h)", "fp15": "2.14 (19h)", "p1000": "20 (2d 2h)"}
+    for encoding in TEMPERATURE_ENCODINGS:
+        result = results.get(f"temperature-{encoding}")
+        wall = "-" if result is None else _minutes(result["wall_s"])
+        lines.append(
+            f"| {encoding} | {_result_cell(result, 'mse', _num)} | {_result_cell(result, 'r2', _num)} | "
+            f"{_result_cell(result, 'invalid_rate', _pct)} | {wall} | {paper_temperature[encoding]} |"
+        )
+    persistence = _persistence_baseline()
+    lines += ["", f"Persistence (repeat the last hour): test MSE {persistence['mse']:.4f}, R² {persistence['r2']:.4f}."]
+    return lines
+
+
+def _persistence_baseline() -> dict[str, float]:
+    """Test metrics of predicting the value before the answer (the temperature of the previous hour)."""
+    from hf_numbers.data import make_task
+    from hf_numbers.evaluation import compute_number_metrics
+
+    test = make_task("temperature")["test"]
+    return compute_number_metrics([row["numbers"][row["answer_index"] - 1] for row in test], test["answer"])
+
+
 # ------------------------------------------------------------------------------------------ driver
 SUITES: dict[str, tuple[Callable[[], list[Row]], Callable[[dict[str, dict[str, Any]], Path], list[str]]]] = {
     "fone": (fone_rows, fone_report),
     "arithmetic": (arithmetic_rows, arithmetic_report),
+    "scientific": (scientific_rows, scientific_report),
 }
 
 
@@ -290,6 +499,17 @@ def _pct(value: float | None) -> str:
 
 def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}"
+
+
+def _sci(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2g}"
+
+
+def _split_cell(result: dict[str, Any] | None, split: str, metric: str, fmt: Callable[[float | None], str]) -> str:
+    """Like :func:`_result_cell`, for another split than ``test``."""
+    if result is not None and result.get("error"):
+        return "n/a"
+    return fmt(None if result is None else result["metrics"].get(split, {}).get(metric))
 
 
 def _minutes(seconds: float) -> str:
@@ -318,8 +538,8 @@ def machine() -> str:
     return f"{device}, {platform.machine()}, Python {platform.python_version()}, torch {torch.__version__}"
 
 
-def run_row(row: Row, suite: str, quick: bool) -> dict[str, Any]:
-    """Train one row through the CLI and return its record (metrics, command, wall time, machine)."""
+def run_row(row: Row, suite: str, quick: bool, threads: int) -> dict[str, Any]:
+    """Train one row through the CLI on ``threads`` threads; return its record (metrics, command, wall time...)."""
     run_dir = ROOT / "runs" / ("reproduce-quick" if quick else "reproduce") / suite / row.name
     if run_dir.exists():
         shutil.rmtree(run_dir)
@@ -327,13 +547,15 @@ def run_row(row: Row, suite: str, quick: bool) -> dict[str, Any]:
     command = [sys.executable, "-m", "hf_numbers.cli", "train", *argv]
     print(f"[{suite}] {row.name}: hf-numbers train {shlex.join(argv)}", flush=True)
     start = time.perf_counter()
-    process = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
+    process = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - start
     record: dict[str, Any] = {
         "name": row.name,
         "command": "hf-numbers train " + shlex.join([*row.argv, "--output_dir", f"runs/reproduce/{suite}/{row.name}"]),
         "wall_s": round(wall, 1),
         "machine": machine(),
+        "threads": threads,
         "date": time.strftime("%Y-%m-%d"),
         **row.cell,
     }
@@ -355,6 +577,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--force", action="store_true", help="Re-run rows that already have a result.")
     parser.add_argument("--quick", action="store_true", help="Tiny runs, to check the script end to end.")
     parser.add_argument("--report_only", action="store_true", help="Rebuild the tables from the saved results.")
+    parser.add_argument("--jobs", type=int, default=1, help="Rows trained at the same time.")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="Threads of each row (default: the CPU count divided by --jobs)."
+    )
     args = parser.parse_args(argv)
     make_rows, report = SUITES[args.suite]
     rows = make_rows()
@@ -363,13 +589,21 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error(f"unknown rows {unknown}; rows: {', '.join(row.name for row in rows)}")
     store = RESULTS / ("reproduce-quick" if args.quick else "reproduce") / args.suite
     store.mkdir(parents=True, exist_ok=True)
-    for row in rows:
-        path = store / f"{row.name}.json"
-        if args.report_only or (args.only is not None and row.name not in args.only):
-            continue
-        if path.exists() and not args.force:
-            continue
-        path.write_text(json.dumps(run_row(row, args.suite, args.quick), indent=1) + "\n")
+    threads = args.threads or max(1, (os.cpu_count() or 1) // args.jobs)
+    todo = [
+        row
+        for row in rows
+        if not args.report_only
+        and (args.only is None or row.name in args.only)
+        and (args.force or not (store / f"{row.name}.json").exists())
+    ]
+
+    def run_and_save(row: Row) -> None:
+        record = run_row(row, args.suite, args.quick, threads)
+        (store / f"{row.name}.json").write_text(json.dumps(record, indent=1) + "\n")
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # each row is its own process
+        list(pool.map(run_and_save, todo))
     results = {path.stem: json.loads(path.read_text()) for path in sorted(store.glob("*.json"))}
     out = store.parent if args.quick else RESULTS
     lines = [
