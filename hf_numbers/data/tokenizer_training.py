@@ -78,25 +78,42 @@ def train_plain_tokenizer(
 
 
 def train_number_tokenizer(
-    texts: Iterable[str], backbone: str = "gpt2", vocab_size: int = 1000, num_token: str = "[NUM]"
+    texts: Iterable[str],
+    backbone: str = "gpt2",
+    vocab_size: int = 1000,
+    num_token: str = "[NUM]",
+    number_scheme: str | None = None,
+    **scheme_options: int,
 ) -> NumberTokenizerMixin:
     """Train a number tokenizer of the given backbone's kind on ``texts``.
 
     GPT-2 / RoBERTa get a byte-level BPE (every byte is in the vocabulary, so no text is
     unknown), BERT a lower-casing WordPiece. A tokenizer without a pad token (GPT-2) pads
-    with its eos token.
+    with its eos token. ``number_scheme`` and ``scheme_options`` (``scheme_digits``,
+    ``scheme_min_exponent``, ``scheme_max_exponent``) go to the tokenizer (see
+    ``NumberTokenizerMixin``); a scheme's tokens come on top of the ``vocab_size`` learned ones.
 
     Example:
         >>> tok = train_number_tokenizer(["x = 1.5, y = -2"] * 10, "gpt2", vocab_size=300)
         >>> tok("x = 3")["input_numbers"]
         [1.0, 1.0, 3.0]
+        >>> tok = train_number_tokenizer(["x = 1.5, y = -2"] * 10, "gpt2", vocab_size=300, number_scheme="b1999")
+        >>> tok.convert_ids_to_tokens(tok("x = 3")["input_ids"])
+        ['x', 'Ġ=', ' <|+d300|>', '<|-E2|>']
     """
     spec = get_backbone(backbone)
-    number_tokens = [num_token, " " + num_token][: spec.num_token_count]
-    plain = train_plain_tokenizer(_without_numbers(texts, num_token), backbone, vocab_size, keep_whole=number_tokens)
+    if number_scheme == "text":  # the backbone's own sub-words for digits
+        plain = train_plain_tokenizer(texts, backbone, vocab_size)
+        options: dict[str, Any] = {"number_scheme": number_scheme}
+    else:
+        number_tokens = [num_token, " " + num_token][: spec.num_token_count]
+        plain = train_plain_tokenizer(
+            _without_numbers(texts, num_token), backbone, vocab_size, keep_whole=number_tokens
+        )
+        options = {"num_token": num_token} if number_scheme is None else {"number_scheme": number_scheme}
     with tempfile.TemporaryDirectory() as folder:
         plain.save_pretrained(folder)
-        result = spec.tokenizer_class.from_pretrained(folder, num_token=num_token)
+        result = spec.tokenizer_class.from_pretrained(folder, **options, **scheme_options)
     if result.pad_token is None:
         result.pad_token = result.eos_token
     return result

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 __all__ = ["NEUTRAL_NUMBER", "NumberSpan", "find_numbers", "format_number", "replace_numbers"]
@@ -130,26 +131,29 @@ def format_number(value: float) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
-def replace_numbers(text: str, placeholder: str) -> tuple[str, list[int], list[NumberSpan]]:
-    """Replace every number of ``text`` with ``placeholder``.
+def replace_numbers(text: str, placeholder: str | Callable[[float], str]) -> tuple[str, list[int], list[NumberSpan]]:
+    """Replace every number of ``text`` with ``placeholder`` (or ``placeholder(value)`` for a callable).
 
-    Returns the new text, the end offset of each placeholder in it, and the numbers found.
+    Returns the new text, the end offset of each replacement in it, and the numbers found.
 
     Example:
         >>> new_text, ends, numbers = replace_numbers("a 1.5 b -2", "[NUM]")
         >>> new_text, ends, [n.value for n in numbers]
         ('a [NUM] b [NUM]', [7, 15], [1.5, -2.0])
+        >>> replace_numbers("a 1.5", lambda value: f"<{value * 2}>")[0]
+        'a <3.0>'
     """
     numbers = find_numbers(text)
     pieces: list[str] = []
     ends: list[int] = []
     cursor = 0
     length = 0
-    for start, end, _ in numbers:
+    for start, end, value in numbers:
+        replacement = placeholder(value) if callable(placeholder) else placeholder
         piece = text[cursor:start]
         pieces.append(piece)
-        pieces.append(placeholder)
-        length += len(piece) + len(placeholder)
+        pieces.append(replacement)
+        length += len(piece) + len(replacement)
         ends.append(length)
         cursor = end
     pieces.append(text[cursor:])

@@ -10,6 +10,13 @@ these tokenizers have a second number token, ``" [NUM]"``, for a number that fol
 space: the space costs no extra token and decoding restores it. ``num_token_ids`` lists
 every id that stands for a number; models find numbers with ``isin(input_ids, num_token_ids)``.
 
+**Text encodings** (``number_scheme``): instead of ``[NUM]``, numbers can be rewritten into the
+tokens of a text scheme (``"p10"``, ``"p1000"``, ``"b1999"``, ``"fp15"``; see ``text_encodings.py``)
+or left as ordinary text for the backbone's own sub-word tokens (``"text"``). Such a tokenizer
+has no number token: ``num_token_ids`` is empty and ``input_numbers`` is all 1.0, so collators
+and training work unchanged, and ``decode`` writes every complete run of scheme tokens as its
+number (malformed runs stay visible as their token strings, which never parse as numbers).
+
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints:
 it imports nothing from ``hf_numbers`` outside that folder.
 """
@@ -22,68 +29,89 @@ from typing import Any
 import numpy as np
 from transformers import AddedToken, BatchEncoding, BertTokenizer, GPT2Tokenizer, RobertaTokenizer
 
-from .parsing import NEUTRAL_NUMBER, NumberSpan, format_number, replace_numbers
+from .parsing import NEUTRAL_NUMBER, format_number, replace_numbers
+from .text_encodings import NUMBER_SCHEMES, SCHEME_TOKEN_RE, NumberScheme
+from .tokenization_helpers import RewrittenText, nested_shape, to_lists
 
 __all__ = ["NumberBertTokenizer", "NumberGPT2Tokenizer", "NumberRobertaTokenizer", "NumberTokenizerMixin"]
 
 
-class _Sample:
-    """The numbers of one input text and where their placeholders end in the rewritten text."""
-
-    __slots__ = ("text", "ends", "numbers", "values", "_by_end")
-
-    def __init__(self, text: str, ends: list[int], numbers: list[NumberSpan]):
-        self.text = text
-        self.ends = ends
-        self.numbers = numbers
-        self.values = [number.value for number in numbers]
-        self._by_end: dict[int, float] | None = None
-
-    def value_at(self, end: int) -> float:
-        """Value of the number whose placeholder ends at ``end`` in the rewritten text."""
-        if self._by_end is None:
-            self._by_end = dict(zip(self.ends, self.values))
-        return self._by_end[end]
-
-    def original_offsets(self, offsets: np.ndarray, placeholder_length: int) -> np.ndarray:
-        """Map character offsets in the rewritten text back to the original text."""
-        if not self.ends:
-            return offsets
-        original_lengths = np.array([number.end - number.start for number in self.numbers])
-        shift = np.concatenate([[0], np.cumsum(original_lengths - placeholder_length)])
-        return offsets + shift[np.searchsorted(np.asarray(self.ends), offsets, side="right")]
-
-
 class NumberTokenizerMixin:
-    """Adds ``[NUM]`` handling to a transformers tokenizer class.
+    """Adds number handling to a transformers tokenizer class: ``[NUM]`` tokens, or a text scheme.
 
     Subclasses set ``spaced_num_token`` to True for byte-level BPE, where a second token
-    ``" [NUM]"`` carries the space before a number.
+    ``" [NUM]"`` carries the space before a number (and, with a scheme, a space-prefixed copy
+    of every token that starts a number does).
+
+    Args:
+        num_token: the number token (``number_scheme=None``).
+        number_scheme: None (``[NUM]`` plus values), ``"text"`` (numbers stay ordinary text) or a
+            text scheme, ``"p10"``, ``"p1000"``, ``"b1999"``, ``"fp15"`` (see ``text_encodings.py``).
+        scheme_digits, scheme_min_exponent, scheme_max_exponent: the scheme's significant digits
+            and exponent range (a value outside it is a ``ValueError`` when tokenized).
     """
 
     spaced_num_token: bool = False
 
-    def __init__(self, *args: Any, num_token: str = "[NUM]", **kwargs: Any):
+    def __init__(
+        self,
+        *args: Any,
+        num_token: str = "[NUM]",
+        number_scheme: str | None = None,
+        scheme_digits: int = 3,
+        scheme_min_exponent: int = -8,
+        scheme_max_exponent: int = 7,
+        **kwargs: Any,
+    ):
         super().__init__(*args, **kwargs)
         if not num_token or num_token != num_token.strip():
             raise ValueError(f"num_token must be a non-empty string without surrounding spaces, got {num_token!r}")
+        if number_scheme not in (None, "text", *NUMBER_SCHEMES):
+            raise ValueError(
+                f"number_scheme={number_scheme!r} is unknown; allowed: None ([NUM] tokens), "
+                f"{', '.join(('text', *NUMBER_SCHEMES))}"
+            )
         self.num_token = num_token
-        self.init_kwargs["num_token"] = num_token
-        variants = [num_token, " " + num_token] if self.spaced_num_token else [num_token]
-        missing = [token for token in variants if token not in self.added_tokens_encoder]
+        self.number_scheme = number_scheme
+        self.scheme: NumberScheme | None = None
+        self.init_kwargs["number_scheme"] = number_scheme
+        self._num_token_ids: list[int] = []
+        self._scheme_ids: dict[int, str] = {}  # id -> the scheme token it stands for (without a leading space)
+        if number_scheme is None:
+            self.init_kwargs["num_token"] = num_token  # (saved only here: transformers adds saved *_token strings)
+            variants = [num_token, " " + num_token] if self.spaced_num_token else [num_token]
+            self._num_token_ids = self._whole_token_ids(variants)
+        else:
+            self.init_kwargs.pop("num_token", None)
+        if number_scheme not in (None, "text"):
+            self.scheme = NumberScheme(number_scheme, scheme_digits, scheme_min_exponent, scheme_max_exponent)
+            self.init_kwargs.update(
+                scheme_digits=scheme_digits,
+                scheme_min_exponent=scheme_min_exponent,
+                scheme_max_exponent=scheme_max_exponent,
+            )
+            tokens = self.scheme.vocabulary()
+            spaced = [" " + token for token in self.scheme.start_tokens()] if self.spaced_num_token else []
+            ids = self._whole_token_ids(tokens + spaced)
+            self._scheme_ids = dict(zip(ids, tokens + [token[1:] for token in spaced]))
+        self._num_token_ids_array = np.asarray(self._num_token_ids, dtype=np.int64)
+
+    def _whole_token_ids(self, tokens: list[str]) -> list[int]:
+        """Ids of ``tokens``, added as tokens that are never split or normalised where missing."""
+        added = self.added_tokens_encoder  # a property that builds a dict: read it once
+        missing = [token for token in tokens if token not in added]
         if missing:  # also when the vocabulary has the string as an ordinary (splittable) entry
             self.add_tokens([AddedToken(token, special=False, normalized=False) for token in missing])
-        self._num_token_ids = [self.convert_tokens_to_ids(token) for token in variants]
-        self._num_token_ids_array = np.asarray(self._num_token_ids)
+        return self.convert_tokens_to_ids(tokens)
 
     @property
-    def num_token_id(self) -> int:
-        """Id of the ``[NUM]`` token."""
-        return self._num_token_ids[0]
+    def num_token_id(self) -> int | None:
+        """Id of the ``[NUM]`` token (None for a text scheme, which has no number token)."""
+        return self._num_token_ids[0] if self._num_token_ids else None
 
     @property
     def num_token_ids(self) -> list[int]:
-        """Every id that stands for a number (``[NUM]`` and, for byte-level BPE, ``" [NUM]"``)."""
+        """Every id that stands for a number (``[NUM]`` and, for byte-level BPE, ``" [NUM]"``); [] for text schemes."""
         return list(self._num_token_ids)
 
     def number_mask(self, input_ids: Any) -> Any:
@@ -100,15 +128,25 @@ class NumberTokenizerMixin:
         return np.isin(np.asarray(input_ids), self._num_token_ids_array)
 
     # ------------------------------------------------------------------ encoding
-    def _rewrite(self, text: str) -> _Sample:
+    def _rewrite(self, text: str) -> RewrittenText:
         if not isinstance(text, str):
             raise ValueError(f"number tokenizers take text (str), got {type(text).__name__}")
+        if self.number_scheme == "text":
+            return RewrittenText(text, [], [])
+        if self.scheme is not None:
+            found = SCHEME_TOKEN_RE.search(text)
+            if found:
+                raise ValueError(
+                    f"the text contains {found.group()!r}, which is written like a number-scheme token; numbers "
+                    f"must be written as digits (text starts: {text[:60]!r})"
+                )
+            return RewrittenText(*replace_numbers(text, lambda value: "".join(self.scheme.encode(value))))
         if self.num_token in text:
             raise ValueError(
                 f"the text contains the literal number token {self.num_token!r}; numbers must be written "
                 f"as digits so that their values are known (text starts: {text[:60]!r})"
             )
-        return _Sample(*replace_numbers(text, self.num_token))
+        return RewrittenText(*replace_numbers(text, self.num_token))
 
     def _encode_plus(
         self,
@@ -158,9 +196,13 @@ class NumberTokenizerMixin:
             return BatchEncoding({key: value[0] for key, value in data.items()}, rows)
         return BatchEncoding(data, rows, tensor_type=return_tensors)
 
-    def _row_numbers(self, encoding: Any, ids: list[int], first: _Sample, second: _Sample | None) -> np.ndarray:
+    def _row_numbers(
+        self, encoding: Any, ids: list[int], first: RewrittenText, second: RewrittenText | None
+    ) -> np.ndarray:
         """float64 values of one row: the number's value at number tokens, 1.0 elsewhere."""
         row = np.full(len(ids), NEUTRAL_NUMBER, dtype=np.float64)
+        if not self._num_token_ids:  # a text scheme: numbers are tokens, not values
+            return row
         positions = np.flatnonzero(self.number_mask(ids))
         if second is None and len(positions) == len(first.values):
             row[positions] = first.values
@@ -172,14 +214,14 @@ class NumberTokenizerMixin:
         return row
 
     def _original_offsets(
-        self, encoding: Any, offsets: list[tuple[int, int]], first: _Sample, second: _Sample | None
+        self, encoding: Any, offsets: list[tuple[int, int]], first: RewrittenText, second: RewrittenText | None
     ) -> list[tuple[int, int]]:
         array = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
         sequence = np.array([-1 if s is None else s for s in encoding.sequence_ids])
         for index, sample in enumerate((first, second)):
             if sample is not None and sample.ends:
                 rows = sequence == index
-                array[rows] = sample.original_offsets(array[rows], len(self.num_token))
+                array[rows] = sample.original_offsets(array[rows])
         return [tuple(pair) for pair in array.tolist()]
 
     # ------------------------------------------------------------------ padding
@@ -211,7 +253,7 @@ class NumberTokenizerMixin:
         padded = super().pad(*args, **kwargs)
         numbers = padded.get("input_numbers")
         if isinstance(numbers, list):  # return_tensors=None: plain lists, as for the other keys
-            padded["input_numbers"] = _to_lists(numbers)
+            padded["input_numbers"] = to_lists(numbers)
         return padded
 
     # ------------------------------------------------------------------ decoding
@@ -225,22 +267,25 @@ class NumberTokenizerMixin:
         """Decode ids to text, writing each number token's value from ``input_numbers``.
 
         ``input_numbers`` must have the shape of ``token_ids`` (one sequence or a batch).
-        Without it, number tokens decode as ``[NUM]``.
+        Without it, number tokens decode as ``[NUM]``. A text-scheme tokenizer needs no values:
+        every complete run of scheme tokens is written as its number with ``format_number``,
+        and malformed runs stay as their token strings (``input_numbers``, all 1.0, is ignored).
 
         Example:
             >>> enc = tokenizer("x = -3.5, y=2")  # doctest: +SKIP
             >>> tokenizer.decode(enc["input_ids"], input_numbers=enc["input_numbers"])  # doctest: +SKIP
             'x = -3.5, y=2'
         """
-        if input_numbers is None:
+        if input_numbers is None and self.scheme is None:
             return super().decode(token_ids, skip_special_tokens=skip_special_tokens, **kwargs)
-        ids = _to_lists(token_ids)
-        numbers = _to_lists(input_numbers)
+        ids = to_lists(token_ids)
+        numbers = ids if input_numbers is None else to_lists(input_numbers)  # a scheme decodes without values
         if isinstance(ids, int):
             ids, numbers = [ids], numbers if isinstance(numbers, list) else [numbers]
-        if _shape(ids) != _shape(numbers):
+        if nested_shape(ids) != nested_shape(numbers):
             raise ValueError(
-                f"input_numbers has shape {_shape(numbers)} but token_ids has shape {_shape(ids)}; they must match"
+                f"input_numbers has shape {nested_shape(numbers)} but token_ids has shape {nested_shape(ids)}; "
+                "they must match"
             )
         if ids and isinstance(ids[0], list):
             return [self._decode_row(i, n, skip_special_tokens, kwargs) for i, n in zip(ids, numbers)]
@@ -259,6 +304,10 @@ class NumberTokenizerMixin:
         return [result] if isinstance(result, str) else result
 
     def _decode_row(self, ids: list[int], numbers: list[float], skip: bool, kwargs: dict[str, Any]) -> str:
+        if self.scheme is not None:
+            return self._decode_scheme_row(ids, skip, kwargs)
+        if self.number_scheme == "text":
+            return super().decode(ids, skip_special_tokens=skip, **kwargs)
         number_ids = set(self._num_token_ids)
         if skip:  # number tokens stay even where a folder registered them as special tokens
             special = set(self.all_special_ids) - number_ids
@@ -277,23 +326,27 @@ class NumberTokenizerMixin:
             out.append(piece)
         return "".join(out)
 
-
-def _to_lists(values: Any) -> Any:
-    """Tensors and arrays to (nested) Python lists; lists of arrays too."""
-    if hasattr(values, "tolist"):
-        return values.tolist()
-    if isinstance(values, (list, tuple)):
-        return [_to_lists(v) for v in values]
-    return values
-
-
-def _shape(values: Any) -> tuple[int, ...]:
-    if not isinstance(values, list):
-        return ()
-    if values and isinstance(values[0], list):
-        lengths = {len(row) for row in values}
-        return (len(values), lengths.pop()) if len(lengths) == 1 else (len(values), -1)
-    return (len(values),)
+    def _decode_scheme_row(self, ids: list[int], skip: bool, kwargs: dict[str, Any]) -> str:
+        """One row of a scheme tokenizer: each complete run of scheme tokens becomes its number's text."""
+        if skip:
+            special = set(self.all_special_ids)
+            ids = [token for token in ids if token not in special]
+        numbers = dict(self.scheme.parse([self._scheme_ids.get(token, "") for token in ids]))
+        tokens, index = [], 0
+        while index < len(ids):
+            token = self._tokenizer.id_to_token(ids[index])  # None for an id beyond the vocabulary
+            if index in numbers:  # a space-prefixed first token keeps its space
+                tokens.append(" " * token.startswith(" ") + format_number(numbers[index]))
+                index += self.scheme.tokens_per_number
+            else:
+                tokens += [] if token is None else [token]
+                index += 1
+        text = self.convert_tokens_to_string(tokens)
+        clean_up = kwargs.get("clean_up_tokenization_spaces")
+        clean_up = self.clean_up_tokenization_spaces if clean_up is None else clean_up
+        if clean_up and type(self.backend_tokenizer.model).__name__ != "BPE":  # as transformers' decode
+            text = self.clean_up_tokenization(text)
+        return text
 
 
 class NumberGPT2Tokenizer(NumberTokenizerMixin, GPT2Tokenizer):
