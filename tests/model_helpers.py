@@ -9,9 +9,14 @@ import torch
 
 from hf_numbers import BACKBONES, NUMBER_ENCODINGS_REGISTRY
 
-ENCODINGS = tuple(NUMBER_ENCODINGS_REGISTRY)  # every registered encoding goes through the tests
+ENCODINGS = tuple(name for name, cls in NUMBER_ENCODINGS_REGISTRY.items() if cls.has_number_module)
+"""Every registered encoding with a number module goes through the number tests."""
+TEXT_ENCODINGS = tuple(name for name, cls in NUMBER_ENCODINGS_REGISTRY.items() if not cls.has_number_module)
+"""The text baselines (no number module) go through tests/test_text_models.py."""
 MATRIX = [(backbone, encoding) for backbone in BACKBONES for encoding in ENCODINGS]
-"""The test matrix: every (backbone, encoding) pair of the backbone table and the encoding registry."""
+"""The test matrix: every (backbone, number encoding) pair of the backbone table and the encoding registry."""
+TEXT_MATRIX = [(backbone, encoding) for backbone in BACKBONES for encoding in TEXT_ENCODINGS]
+"""Every (backbone, text encoding) pair."""
 CAUSAL = [name for name, spec in BACKBONES.items() if spec.causal]
 MASKED = [name for name, spec in BACKBONES.items() if not spec.causal]
 ONE_PER_KIND = [CAUSAL[0], MASKED[0]]
@@ -35,13 +40,15 @@ _ENCODING_OPTIONS = {
 
 
 def tiny_config(backbone: str, encoding: str, **overrides):
-    """A 2-layer, hidden-32 config for ``backbone`` with dropout off (outputs are deterministic)."""
+    """A 2-layer, hidden-32 config for ``backbone`` with dropout off (outputs are deterministic).
+
+    A text encoding gets no number token ids (its tokenizer has none)."""
     spec = BACKBONES[backbone]
-    ids = NUM_IDS[backbone]
+    ids = NUM_IDS[backbone] if NUMBER_ENCODINGS_REGISTRY[encoding].has_number_module else []  # text: no number token
     common = {
         "vocab_size": VOCAB,
         "number_encoding": encoding,
-        "num_token_id": ids[0],
+        "num_token_id": ids[0] if ids else None,
         "num_token_ids": ids,
         "pad_token_id": PAD_ID,
         **_ENCODING_OPTIONS,

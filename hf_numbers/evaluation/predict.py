@@ -1,11 +1,26 @@
 """Predict the answer number of task examples with a Number* model.
 
-Every task example has a ``text`` whose ``answer_index``-th number is the answer. A causal
-model predicts it from the text before it (the prediction at the previous position, which is
-what greedy generation after the prompt emits first); a masked model gets the answer's
-number token masked and predicts it in place. The prediction is valid when the token head's
-argmax at that position is a number token; the number head gives the value, mapped back
-with the task's :class:`~hf_numbers.data.NumberScaler`.
+Every task example has a ``text`` whose ``answer_index``-th number (:func:`find_numbers`) is
+the answer.
+
+**Number encodings** (a number module; one number token per number). A causal model predicts
+the answer from the text before it (the prediction at the previous position, which is what
+greedy generation after the prompt emits first); a masked model gets the answer's number token
+masked and predicts it in place. The prediction is valid when the token head's argmax at that
+position is a number token; the number head gives the value, mapped back with the task's
+:class:`~hf_numbers.data.NumberScaler`.
+
+**Text encodings** (``text``, ``p10``, ``p1000``, ``b1999``, ``fp15``: the answer is tokens).
+A prediction is the text the model writes, parsed back to a number: a causal model generates
+greedily after the prompt (the tokens before the answer's first token), as many new tokens as a
+scheme's number takes (:data:`TEXT_ANSWER_TOKENS` for ``text``), and the first number of the
+continuation is the prediction; a masked model gets every token of the answer masked and fills
+them, and the number their text holds (whitespace removed: BERT's decoder spaces punctuation) is
+the prediction. No number in that text (a malformed run of scheme tokens never parses) is an
+invalid prediction (None). Masking all the answer's tokens tells the model how many there are,
+which with ``text``'s variable-length numbers leaks a hint of the answer (xVal's appendix B.3);
+the schemes write every number with the same count. The tokens are the data's own text, so
+there is no scaler.
 """
 
 from __future__ import annotations
@@ -15,7 +30,11 @@ from typing import Any
 
 import torch
 
-from ..modeling import NEUTRAL_NUMBER
+from ..data.collators import prompt_lengths
+from ..modeling import NEUTRAL_NUMBER, find_numbers, get_encoding
+
+TEXT_ANSWER_TOKENS = 24
+"""New tokens generated for a ``text`` model's answer (``format_number`` writes a float64 in 24 characters at most)."""
 
 
 def _answer_positions(is_num: torch.Tensor, answer_indices: Sequence[int]) -> torch.Tensor:
@@ -44,49 +63,136 @@ def predict_answers(
 ) -> list[float | None]:
     """The model's value for each example's answer number, or None where it predicts no number.
 
+    Text encodings are predicted from text (see the module docstring); ``scaler`` applies to
+    number encodings only.
+
     Example:
         >>> split = dataset["test"]  # doctest: +SKIP
         >>> preds = predict_answers(model, tokenizer, split["text"], split["answer_index"], scaler)  # doctest: +SKIP
     """
     if len(texts) != len(answer_indices):
         raise ValueError(f"{len(texts)} texts but {len(answer_indices)} answer indices")
-    causal = bool(getattr(model, "causal", False))
+    with_module = get_encoding(model.config.number_encoding).has_number_module
     was_training = model.training
     model.eval()
     predictions: list[float | None] = []
     for start in range(0, len(texts), batch_size):
-        enc = tokenizer(
-            list(texts[start : start + batch_size]),
-            padding=True,
-            padding_side="right",
-            truncation=max_length is not None,
-            max_length=max_length,
-            return_tensors="pt",
-        )
-        ids, numbers = enc["input_ids"], enc["input_numbers"]
-        is_num = tokenizer.number_mask(ids)
-        positions = _answer_positions(is_num, answer_indices[start : start + batch_size])
-        if scaler is not None:
-            numbers = scaler.apply_at_numbers(ids, numbers, tokenizer.num_token_ids)
-        rows = torch.arange(len(ids))
-        if causal:
-            if (positions == 0).any():
-                raise ValueError("an answer is the first token: a causal model has no context to predict it from")
-            query = positions - 1
+        batch = list(texts[start : start + batch_size]), list(answer_indices[start : start + batch_size])
+        if with_module:
+            predictions += _predict_numbers(model, tokenizer, *batch, scaler, max_length)
         else:
-            ids[rows, positions] = tokenizer.mask_token_id
-            numbers[rows, positions] = NEUTRAL_NUMBER
-            query = positions
-        out = model(
-            input_ids=ids.to(model.device),
-            input_numbers=numbers.to(model.device),
-            attention_mask=enc["attention_mask"].to(model.device),
-        )
-        chosen = out.logits[rows, query].argmax(-1).cpu()
-        values = out.number_predictions[rows, query].double().cpu()
-        if scaler is not None:
-            values = scaler.inverse_transform(values, invalid="nan")  # counted as invalid, not a crash
-        for is_number, value in zip(tokenizer.number_mask(chosen).tolist(), values.tolist()):
-            predictions.append(value if is_number else None)
+            predictions += _predict_text(model, tokenizer, *batch, max_length)
     model.train(was_training)
     return predictions
+
+
+def _predict_numbers(
+    model: Any, tokenizer: Any, texts: list[str], answer_indices: list[int], scaler: Any, max_length: int | None
+) -> list[float | None]:
+    """A number encoding: the number head's value where the token head picks a number token."""
+    enc = tokenizer(
+        texts,
+        padding=True,
+        padding_side="right",
+        truncation=max_length is not None,
+        max_length=max_length,
+        return_tensors="pt",
+    )
+    ids, numbers = enc["input_ids"], enc["input_numbers"]
+    positions = _answer_positions(tokenizer.number_mask(ids), answer_indices)
+    if scaler is not None:
+        numbers = scaler.apply_at_numbers(ids, numbers, tokenizer.num_token_ids)
+    rows = torch.arange(len(ids))
+    if model.causal:
+        if (positions == 0).any():
+            raise ValueError("an answer is the first token: a causal model has no context to predict it from")
+        query = positions - 1
+    else:
+        ids[rows, positions] = tokenizer.mask_token_id
+        numbers[rows, positions] = NEUTRAL_NUMBER
+        query = positions
+    out = model(
+        input_ids=ids.to(model.device),
+        input_numbers=numbers.to(model.device),
+        attention_mask=enc["attention_mask"].to(model.device),
+    )
+    chosen = out.logits[rows, query].argmax(-1).cpu()
+    values = out.number_predictions[rows, query].double().cpu()
+    if scaler is not None:
+        values = scaler.inverse_transform(values, invalid="nan")  # counted as invalid, not a crash
+    is_number = tokenizer.number_mask(chosen).tolist()
+    return [value if number else None for number, value in zip(is_number, values.tolist())]
+
+
+def _predict_text(
+    model: Any, tokenizer: Any, texts: list[str], answer_indices: list[int], max_length: int | None
+) -> list[float | None]:
+    """A text encoding: the first number of the text the model generates (causal) or fills (masked)."""
+    spans = []
+    for row, (text, index) in enumerate(zip(texts, answer_indices)):
+        numbers = find_numbers(text)
+        if not 0 <= index < len(numbers):
+            raise ValueError(f"example {row}: answer_index is {index} but the text has {len(numbers)} numbers")
+        spans.append((numbers[index].start, numbers[index].end))
+    written = (_generate_answers if model.causal else _fill_answers)(model, tokenizer, texts, spans, max_length)
+    found = [find_numbers(text) for text in written]
+    return [numbers[0].value if numbers else None for numbers in found]
+
+
+def _generate_answers(
+    model: Any, tokenizer: Any, texts: list[str], spans: list[tuple[int, int]], max_length: int | None
+) -> list[str]:
+    """Greedy continuations of the prompts (each text's tokens before its answer's first token)."""
+    truncation = {"truncation": max_length is not None, "max_length": max_length}
+    lengths = prompt_lengths(tokenizer, texts, [text[:start] for text, (start, _) in zip(texts, spans)], **truncation)
+    prompts = []
+    for row, (ids, length) in enumerate(zip(tokenizer(texts, **truncation)["input_ids"], lengths)):
+        if length == len(ids):
+            raise ValueError(
+                f"example {row}: its answer is not in the tokenized text; was it truncated? Raise max_length."
+            )
+        if length == 0:
+            raise ValueError("an answer is the first token: a causal model has no context to predict it from")
+        prompts.append(
+            {"input_ids": ids[:length], "attention_mask": [1] * length, "input_numbers": [NEUTRAL_NUMBER] * length}
+        )
+    batch = tokenizer.pad(prompts, padding_side="left", return_tensors="pt")
+    new_tokens = tokenizer.scheme.tokens_per_number if tokenizer.scheme else TEXT_ANSWER_TOKENS
+    sequences = model.generate(
+        input_ids=batch["input_ids"].to(model.device),
+        attention_mask=batch["attention_mask"].to(model.device),
+        max_new_tokens=new_tokens,
+        do_sample=False,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    return tokenizer.batch_decode(sequences[:, batch["input_ids"].shape[1] :].cpu(), skip_special_tokens=True)
+
+
+def _fill_answers(
+    model: Any, tokenizer: Any, texts: list[str], spans: list[tuple[int, int]], max_length: int | None
+) -> list[str]:
+    """The text of each answer's tokens, all masked and filled at once (whitespace removed)."""
+    enc = tokenizer(
+        texts,
+        padding=True,
+        truncation=max_length is not None,
+        max_length=max_length,
+        return_offsets_mapping=True,
+        return_tensors="pt",
+    )
+    starts, ends = torch.tensor(spans).unbind(-1)
+    token_starts, token_ends = enc["offset_mapping"].unbind(-1)
+    masked = (token_starts < ends[:, None]) & (token_ends > starts[:, None]) & (token_ends > token_starts)
+    masked &= enc["attention_mask"].bool()
+    if not masked.any(-1).all():
+        row = int((~masked.any(-1)).nonzero()[0])
+        raise ValueError(f"example {row}: its answer is not in the tokenized text; was it truncated? Raise max_length.")
+    filled, _ = model.fill_mask(
+        input_ids=enc["input_ids"].masked_fill(masked, tokenizer.mask_token_id).to(model.device),
+        attention_mask=enc["attention_mask"].to(model.device),
+        mask_token_id=tokenizer.mask_token_id,
+    )
+    return [
+        "".join(tokenizer.decode(row[mask], skip_special_tokens=True).split())
+        for row, mask in zip(filled.cpu(), masked)
+    ]

@@ -99,6 +99,9 @@ class NumberEncoding(nn.Module, abc.ABC):
     continuous_output: ClassVar[bool] = False
     """True where :meth:`decode` returns a regression output, whose last bits depend on the batch's
     shapes (xVal); False where it picks among discrete values (digits, bits, bins), which repeat exactly."""
+    has_number_module: ClassVar[bool] = True
+    """True: the model carries this module (and the tokenizer one ``[NUM]`` token per number). The
+    text baselines (``text_baselines.py``) are registry entries without one."""
 
     @classmethod
     def validate_options(cls, config: Any) -> None:
@@ -108,10 +111,20 @@ class NumberEncoding(nn.Module, abc.ABC):
         """
 
     @classmethod
-    def fit_options(cls, values: np.ndarray) -> Mapping[str, Any]:
+    def fit_options(cls, values: np.ndarray, given: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
         """Option values (of :attr:`options` marked ``fitted``) that represent every float64 value of ``values``.
 
-        Training calls it with every number of every split; options given by the user win.
+        Training calls it with every number of every split and the options the user gave
+        (``given``, which win over fitted ones and may shape the fit).
+        """
+        return {}
+
+    @classmethod
+    def tokenizer_options(cls, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Keyword arguments of the number tokenizer this encoding needs, from its ``options``.
+
+        ``{}``: the default tokenizer, one ``[NUM]`` token per number (the text baselines ask for
+        a ``number_scheme`` instead).
         """
         return {}
 

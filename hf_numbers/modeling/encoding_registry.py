@@ -1,9 +1,10 @@
 """The registry of number encodings: the one list of them, by name.
 
 Configs (``number_encoding`` and every encoding's option fields), training (fitting options to
-data, choosing the scaler), the CLI and the test matrix read :data:`NUMBER_ENCODINGS_REGISTRY`;
-nothing else lists encodings. Adding an encoding is one :class:`NumberEncoding` subclass and one
-line in the tuple below (see docs/DESIGN.md, "Adding an encoding").
+data, choosing the scaler and the tokenizer), the CLI and the test matrix read
+:data:`NUMBER_ENCODINGS_REGISTRY`; nothing else lists encodings. Adding an encoding is one
+:class:`NumberEncoding` subclass and one line in the tuple below (see docs/DESIGN.md, "Adding an
+encoding"). The text baselines (``text_baselines.py``) are entries without a number module.
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.
@@ -17,6 +18,7 @@ from typing import Any
 
 from .encoding_base import EncodingOption, NumberEncoding
 from .encodings import ExponentEncoding, FloatBitEncoding, FoNEEncoding, XValEncoding
+from .text_baselines import B1999Encoding, FP15Encoding, P10Encoding, P1000Encoding, TextEncoding
 
 __all__ = [
     "NUMBER_ENCODINGS",
@@ -27,22 +29,30 @@ __all__ = [
     "get_encoding",
 ]
 
-NUMBER_ENCODINGS_REGISTRY: dict[str, type[NumberEncoding]] = {
+EncodingClass = type[NumberEncoding] | type[TextEncoding]
+"""A registry entry: a number encoding, or a text baseline (``has_number_module`` False)."""
+
+NUMBER_ENCODINGS_REGISTRY: dict[str, EncodingClass] = {
     encoding.name: encoding
     for encoding in (
         XValEncoding,
         FoNEEncoding,
         FloatBitEncoding,
         ExponentEncoding,
+        TextEncoding,
+        P10Encoding,
+        P1000Encoding,
+        B1999Encoding,
+        FP15Encoding,
     )
 }
-"""Every number encoding class by its ``name`` (the value of ``config.number_encoding``)."""
+"""Every encoding class by its ``name`` (the value of ``config.number_encoding``)."""
 
 NUMBER_ENCODINGS: tuple[str, ...] = tuple(NUMBER_ENCODINGS_REGISTRY)
 """The names of the registered encodings."""
 
 
-def get_encoding(name: str) -> type[NumberEncoding]:
+def get_encoding(name: str) -> EncodingClass:
     """The encoding class registered as ``name``; ``ValueError`` listing the allowed names otherwise.
 
     Example:
@@ -54,25 +64,29 @@ def get_encoding(name: str) -> type[NumberEncoding]:
     return NUMBER_ENCODINGS_REGISTRY[name]
 
 
-def build_number_encoding(config: Any) -> NumberEncoding:
-    """The encoding named by ``config.number_encoding``, built from the config.
+def build_number_encoding(config: Any) -> NumberEncoding | None:
+    """The number module of the encoding named by ``config.number_encoding``; None for a text baseline.
 
     Example:
         >>> from hf_numbers import NumberGPT2Config
         >>> build_number_encoding(NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, number_encoding="float")).name
         'float'
+        >>> build_number_encoding(NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, number_encoding="p10")) is None
+        True
     """
-    return get_encoding(config.number_encoding)(config)
+    encoding = get_encoding(config.number_encoding)
+    return encoding(config) if encoding.has_number_module else None
 
 
 def encoding_options() -> list[EncodingOption]:
-    """Every option of every registered encoding, in registry order.
+    """Every option of every registered encoding, in registry order (options shared by several once).
 
     Example:
         >>> [option.name for option in encoding_options()][:2]
         ['fone_int_digits', 'fone_frac_digits']
     """
-    return [option for encoding in NUMBER_ENCODINGS_REGISTRY.values() for option in encoding.options]
+    unique = {id(option): option for encoding in NUMBER_ENCODINGS_REGISTRY.values() for option in encoding.options}
+    return list(unique.values())
 
 
 def add_option_fields(cls: type | None = None, *, unset_default: bool = False) -> Any:

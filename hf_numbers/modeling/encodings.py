@@ -149,7 +149,7 @@ class FoNEEncoding(NumberEncoding):
             raise ValueError(f"fone_frac_digits must be >= 0, got {config.fone_frac_digits}")
 
     @classmethod
-    def fit_options(cls, values: np.ndarray) -> Mapping[str, Any]:
+    def fit_options(cls, values: np.ndarray, given: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
         """As many integer and fractional places as the values' shortest decimal forms have.
 
         Example:
@@ -354,7 +354,7 @@ class ExponentEncoding(NumberEncoding):
             )
 
     @classmethod
-    def fit_options(cls, values: np.ndarray) -> Mapping[str, Any]:
+    def fit_options(cls, values: np.ndarray, given: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
         """The magnitude range of the non-zero values, widened by 1% on each side (none: the defaults).
 
         Example:

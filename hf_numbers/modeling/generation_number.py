@@ -68,13 +68,17 @@ class NumberGenerationMixin:
         ``numbers`` align with ``sequences``; otherwise only the token ids are returned, as in
         transformers. Works with greedy search and sampling, with or without the KV cache and
         for left-padded batches. Beam search, assisted decoding and chunked prefill raise
-        ``ValueError`` (the values of reordered beams or draft tokens are not tracked).
+        ``ValueError`` (the values of reordered beams or draft tokens are not tracked). A text
+        encoding (no number module) generates with transformers' own ``generate`` (every mode;
+        ``input_numbers`` is ignored and the output has no ``numbers``).
 
         Example:
             >>> batch = tokenizer(["x = 3.5, y ="], return_tensors="pt")  # doctest: +SKIP
             >>> out = model.generate(**batch, max_new_tokens=5, return_dict_in_generate=True)  # doctest: +SKIP
             >>> tokenizer.batch_decode(out.sequences, input_numbers=out.numbers)  # doctest: +SKIP
         """
+        if self.number_encoding is None:  # a text encoding: numbers are ordinary tokens
+            return super().generate(inputs, generation_config, **kwargs)
         input_ids = inputs if inputs is not None else kwargs.get("input_ids")
         if input_ids is None:
             raise ValueError("generate() of a number model needs a prompt: pass input_ids (and input_numbers)")
@@ -163,7 +167,8 @@ class NumberFillMaskMixin:
         Returns ``(ids, numbers)``: the ids with each masked position replaced by the token
         head's argmax; the float64 numbers with the number head's decoded value where that
         token is a number token and 1.0 (the tokenizer's fill value) at other filled positions.
-        Other positions keep their ids and values. ``kwargs`` go to ``forward``.
+        Other positions keep their ids and values. ``kwargs`` go to ``forward``. A text encoding
+        fills tokens only (its numbers are tokens; ``numbers`` stays 1.0 at filled positions).
 
         Example:
             >>> batch = tokenizer(["it costs [MASK] dollars"], return_tensors="pt")  # doctest: +SKIP
@@ -178,5 +183,7 @@ class NumberFillMaskMixin:
         else:
             numbers = torch.as_tensor(input_numbers, device=input_ids.device).double()
         numbers = torch.where(masked, NEUTRAL_NUMBER, numbers)
+        if outputs.number_predictions is None:  # a text encoding
+            return ids, numbers
         filled_numbers = masked & self.number_mask(ids)
         return ids, torch.where(filled_numbers, outputs.number_predictions, numbers)

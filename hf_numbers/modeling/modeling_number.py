@@ -9,6 +9,11 @@ position embeddings are added, and the loss is
 ``token cross-entropy + number_loss_weight * number loss`` over ``[NUM]`` label positions.
 Under ``torch.autocast`` (mixed precision) the number embedding, head, loss and decoding stay float32.
 
+A text encoding (``text``, ``p10``, ``p1000``, ``b1999``, ``fp15``; ``text_baselines.py``) has no
+number module: its tokenizer writes numbers as ordinary tokens, so the model is the plain
+backbone with no parameters of its own; ``input_numbers`` is ignored, ``number_predictions`` is
+None and ``number_loss`` 0 (``loss`` is the token loss), and plain ``generate`` / ``fill_mask`` work.
+
 Starting from a plain checkpoint (the ``[NUM]`` tokens are new, so the embeddings grow)::
 
     tokenizer = NumberGPT2Tokenizer.from_pretrained("path/to/gpt2")
@@ -23,7 +28,6 @@ imports nothing from ``hf_numbers`` outside that folder.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -40,6 +44,7 @@ from .configuration_number import NumberBertConfig, NumberGPT2Config, NumberRobe
 from .encoding_base import NumberEncoding, autocast_disabled
 from .encoding_registry import build_number_encoding
 from .generation_number import NumberFillMaskMixin, NumberGenerationMixin
+from .modeling_outputs import NumberCausalLMOutput, NumberMaskedLMOutput
 from .parsing import NEUTRAL_NUMBER
 
 __all__ = [
@@ -50,52 +55,6 @@ __all__ = [
     "NumberModelMixin",
     "NumberRobertaForMaskedLM",
 ]
-
-
-@dataclass
-class NumberCausalLMOutput(ModelOutput):
-    """Output of :class:`NumberGPT2ForCausalLM`.
-
-    Attributes:
-        loss: ``token_loss + number_loss_weight * number_loss`` (when ``labels`` are given).
-        logits: token logits ``(B, L, V)``.
-        number_predictions: decoded float64 value ``(B, L)`` at every position; at position ``t``
-            it is the value of a number token at ``t + 1``.
-        token_loss: next-token cross-entropy.
-        number_loss: number loss over positions whose (shifted) label is a number token.
-        past_key_values, hidden_states, attentions: as in transformers' causal LM outputs.
-    """
-
-    loss: torch.FloatTensor | None = None
-    logits: torch.FloatTensor | None = None
-    number_predictions: torch.DoubleTensor | None = None
-    token_loss: torch.FloatTensor | None = None
-    number_loss: torch.FloatTensor | None = None
-    past_key_values: Cache | None = None
-    hidden_states: tuple[torch.FloatTensor, ...] | None = None
-    attentions: tuple[torch.FloatTensor, ...] | None = None
-
-
-@dataclass
-class NumberMaskedLMOutput(ModelOutput):
-    """Output of :class:`NumberBertForMaskedLM` and :class:`NumberRobertaForMaskedLM`.
-
-    Attributes:
-        loss: ``token_loss + number_loss_weight * number_loss`` (when ``labels`` are given).
-        logits: token logits ``(B, L, V)``.
-        number_predictions: decoded float64 value ``(B, L)`` at every position.
-        token_loss: masked-token cross-entropy.
-        number_loss: number loss over positions whose label is a number token.
-        hidden_states, attentions: as in transformers' masked LM outputs.
-    """
-
-    loss: torch.FloatTensor | None = None
-    logits: torch.FloatTensor | None = None
-    number_predictions: torch.DoubleTensor | None = None
-    token_loss: torch.FloatTensor | None = None
-    number_loss: torch.FloatTensor | None = None
-    hidden_states: tuple[torch.FloatTensor, ...] | None = None
-    attentions: tuple[torch.FloatTensor, ...] | None = None
 
 
 class NumberModelMixin:
@@ -116,18 +75,18 @@ class NumberModelMixin:
     """Whether the backbone's embedding module ends with a LayerNorm (BERT, RoBERTa): an encoding whose value
     multiplies the embedding (xVal, ``scales_embedding``) is then applied to that module's output."""
     output_class: type[ModelOutput] = NumberMaskedLMOutput
-    number_encoding: NumberEncoding
+    number_encoding: NumberEncoding | None
     _numbers_after_norm: tuple[torch.Tensor, torch.Tensor] | None = None
 
     def post_init(self) -> None:
-        """Attach the number module, then run transformers' ``post_init`` (weight init, tying)."""
+        """Attach the number module (none for a text encoding), then run transformers' ``post_init``."""
         self.config._validate_number_fields()  # again: from_pretrained sets its kwargs after the config's checks
-        if not self.config.num_token_ids:
+        self.number_encoding = build_number_encoding(self.config)
+        if self.number_encoding is not None and not self.config.num_token_ids:
             raise ValueError(
                 "config.num_token_id must be set to the id of the [NUM] token (tokenizer.num_token_id) "
                 "and config.num_token_ids to every number token id (tokenizer.num_token_ids)"
             )
-        self.number_encoding = build_number_encoding(self.config)
         if self._embeds_after_norm:
             self.base_model.embeddings.register_forward_hook(self._embed_numbers_after_norm)
         super().post_init()
@@ -141,7 +100,7 @@ class NumberModelMixin:
 
     @property
     def _embeds_after_norm(self) -> bool:
-        return self.normalized_embeddings and self.number_encoding.scales_embedding
+        return self.normalized_embeddings and self.number_encoding is not None and self.number_encoding.scales_embedding
 
     def _embed_numbers_after_norm(self, module: nn.Module, args: Any, output: torch.Tensor) -> torch.Tensor | None:
         """Forward hook of the embedding module: the number embedding of the normalised embeddings (xVal on BERT)."""
@@ -268,7 +227,7 @@ class NumberModelMixin:
         Args:
             input_ids: ``(B, L)`` token ids; number tokens are ``config.num_token_ids``.
             input_numbers: ``(B, L)`` values (float64 kept); read only at number tokens.
-                May be None when there are no number tokens.
+                May be None when there are no number tokens (ignored by a text encoding).
             labels: token labels (-100 = ignored). Causal LM: shifted inside, as in GPT-2.
             number_labels: ``(B, L)`` target values, aligned like ``labels``. Causal LM: defaults
                 to ``input_numbers``. Masked LM: required where ``labels`` hold a number token.
@@ -283,13 +242,14 @@ class NumberModelMixin:
             raise ValueError("number models take input_ids (number positions come from them), not inputs_embeds")
         if labels is not None and not (isinstance(logits_to_keep, int) and logits_to_keep == 0):
             raise ValueError("logits_to_keep cannot be combined with labels: the loss needs every position")
-        is_num = self.number_mask(input_ids)
-        numbers = self._checked_numbers(input_ids, input_numbers, is_num)
         embeds = self.get_input_embeddings()(input_ids)
-        if self._embeds_after_norm:  # the embedding module's hook applies the encoding to its normalised output
-            self._numbers_after_norm = (numbers, is_num)
-        else:
-            embeds = self.number_encoding.embed(embeds, numbers, is_num)
+        if self.number_encoding is not None:  # a text encoding has none: its numbers are ordinary tokens
+            is_num = self.number_mask(input_ids)
+            numbers = self._checked_numbers(input_ids, input_numbers, is_num)
+            if self._embeds_after_norm:  # the embedding module's hook applies the encoding to its normalised output
+                self._numbers_after_norm = (numbers, is_num)
+            else:
+                embeds = self.number_encoding.embed(embeds, numbers, is_num)
         backbone_kwargs = {"past_key_values": past_key_values, "use_cache": use_cache} if self.causal else {}
         try:
             outputs = self.base_model(
@@ -304,14 +264,19 @@ class NumberModelMixin:
             self._numbers_after_norm = None
         hidden_states = slice_logits_to_keep(outputs.last_hidden_state, logits_to_keep)
         logits = self._token_logits(hidden_states)
-        loss = token_loss = number_loss = None
-        with autocast_disabled(hidden_states.device):  # the number path is never bf16/fp16, even under autocast
-            head_output = self.number_encoding.head(hidden_states.to(self.number_encoding.compute_dtype))
-            head_output = head_output.to(torch.promote_types(head_output.dtype, torch.float32))
+        loss = token_loss = number_loss = number_predictions = None
+        if self.number_encoding is None:
             if labels is not None:
-                token_loss, number_loss = self._losses(logits, head_output, labels, number_labels, numbers)
-                loss = token_loss + self.config.number_loss_weight * number_loss
-            number_predictions = self.number_encoding.decode(head_output)
+                loss = token_loss = self._token_loss(logits, labels)
+                number_loss = torch.zeros_like(token_loss)
+        else:
+            with autocast_disabled(hidden_states.device):  # the number path is never bf16/fp16, even under autocast
+                head_output = self.number_encoding.head(hidden_states.to(self.number_encoding.compute_dtype))
+                head_output = head_output.to(torch.promote_types(head_output.dtype, torch.float32))
+                if labels is not None:
+                    token_loss, number_loss = self._losses(logits, head_output, labels, number_labels, numbers)
+                    loss = token_loss + self.config.number_loss_weight * number_loss
+                number_predictions = self.number_encoding.decode(head_output)
         cache = {"past_key_values": outputs.past_key_values} if self.causal else {}
         return self.output_class(
             loss=loss,
@@ -342,6 +307,7 @@ class NumberModelMixin:
                     f"number_labels has shape {tuple(number_labels.shape)} but labels has shape "
                     f"{tuple(labels.shape)}; they must match"
                 )
+        token_loss = self._token_loss(logits, labels)
         if self.causal:  # shift the labels, not the (large) logits: position t predicts token t + 1
             labels = F.pad(labels[:, 1:], (0, 1), value=-100)
             number_labels = F.pad(number_labels[:, 1:], (0, 1), value=NEUTRAL_NUMBER)
@@ -350,10 +316,15 @@ class NumberModelMixin:
             if labelled_numbers.any():
                 raise ValueError("labels contain number tokens but number_labels is None; pass their target values")
             number_labels = torch.full(labels.shape, NEUTRAL_NUMBER, dtype=torch.float64, device=labels.device)
-        token_sum = F.cross_entropy(logits.flatten(0, -2).float(), labels.flatten(), ignore_index=-100, reduction="sum")
-        token_loss = token_sum / (labels != -100).sum().clamp(min=1)
         number_loss = self.number_encoding.loss(head_output, number_labels, labelled_numbers)
         return token_loss, number_loss
+
+    def _token_loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        """Mean token cross-entropy (0 when nothing is labelled); a causal LM's labels are shifted here."""
+        if self.causal:  # shift the labels, not the (large) logits: position t predicts token t + 1
+            labels = F.pad(labels[:, 1:], (0, 1), value=-100)
+        token_sum = F.cross_entropy(logits.flatten(0, -2).float(), labels.flatten(), ignore_index=-100, reduction="sum")
+        return token_sum / (labels != -100).sum().clamp(min=1)
 
 
 class NumberGPT2ForCausalLM(NumberGenerationMixin, NumberModelMixin, GPT2LMHeadModel):

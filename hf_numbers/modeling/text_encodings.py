@@ -125,18 +125,20 @@ class NumberScheme:
     def __post_init__(self) -> None:
         if self.name not in NUMBER_SCHEMES:
             raise ValueError(f"number scheme {self.name!r} is unknown; allowed: {', '.join(NUMBER_SCHEMES)}")
-        for field_name in ("digits", "min_exponent", "max_exponent"):
+        for field_name in ("digits", "min_exponent", "max_exponent"):  # scheme_<field> in configs and tokenizers
             if isinstance(getattr(self, field_name), bool) or not isinstance(getattr(self, field_name), int):
-                raise ValueError(f"{field_name} must be an int, got {getattr(self, field_name)!r}")
+                raise ValueError(f"scheme_{field_name} must be an int, got {getattr(self, field_name)!r}")
         if not 1 <= self.digits <= MAX_DIGITS:
-            raise ValueError(f"digits must be in [1, {MAX_DIGITS}], got {self.digits}")
+            raise ValueError(f"scheme_digits must be in [1, {MAX_DIGITS}], got {self.digits}")
         if self.name in ("p1000", "b1999") and self.digits % 3:
             raise ValueError(
-                f"{self.name} writes the mantissa in groups of 3 digits: digits must be a multiple of 3 "
+                f"{self.name} writes the mantissa in groups of 3 digits: scheme_digits must be a multiple of 3 "
                 f"(3, 6, 9, ...), got {self.digits}"
             )
         if self.min_exponent > self.max_exponent:
-            raise ValueError(f"min_exponent must be <= max_exponent, got [{self.min_exponent}, {self.max_exponent}]")
+            raise ValueError(
+                f"scheme_min_exponent must be <= scheme_max_exponent, got [{self.min_exponent}, {self.max_exponent}]"
+            )
         size = self.vocabulary_size
         if size > MAX_SCHEME_VOCABULARY:
             raise ValueError(

@@ -60,36 +60,42 @@ def make_scaler(args: NumberTrainingArguments, dataset: DatasetDict) -> NumberSc
 def build_tokenizer(args: NumberTrainingArguments, dataset: DatasetDict) -> Any:
     """The pretrained backbone's tokenizer with number tokens, or one trained on the training texts.
 
+    The encoding says which number tokenizer it needs (``tokenizer_options``): ``[NUM]`` tokens,
+    or for a text baseline a ``number_scheme`` with its options fitted to ``dataset``.
+
     Example:
         >>> args = NumberTrainingArguments(backbone="bert", vocab_size=300)
         >>> tokenizer = build_tokenizer(args, dataset)  # doctest: +SKIP
     """
+    options = get_encoding(args.number_encoding).tokenizer_options(encoding_options_for(args, dataset))
     if args.pretrained:
-        tokenizer = args.backbone_spec.tokenizer_class.from_pretrained(args.pretrained)
+        tokenizer = args.backbone_spec.tokenizer_class.from_pretrained(args.pretrained, **options)
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
         return tokenizer
-    return train_number_tokenizer(dataset["train"]["text"], args.backbone, args.vocab_size)
+    return train_number_tokenizer(dataset["train"]["text"], args.backbone, args.vocab_size, **options)
 
 
 def encoding_options_for(args: NumberTrainingArguments, dataset: DatasetDict | None = None) -> dict[str, Any]:
     """The chosen encoding's options: those given in ``args``, the others fitted to ``dataset``'s numbers.
 
-    The encoding fits its options (FoNE's digit places, the exponent bins' range) so that every
-    number of every split is representable (an out-of-range value is a ``ValueError`` in the
-    model); options it does not fit, or without ``dataset``, keep the config's defaults.
+    The encoding fits its options (FoNE's digit places, the exponent bins' range, a text scheme's
+    exponent range for its digits) so that every number of every split is representable (an
+    out-of-range value is a ``ValueError`` in the model or tokenizer); options it does not fit,
+    or without ``dataset``, keep the config's defaults.
 
     Example:
         >>> encoding_options_for(NumberTrainingArguments(number_encoding="fone"), dd)  # doctest: +SKIP
         {'fone_int_digits': 1, 'fone_frac_digits': 2}
     """
     encoding = get_encoding(args.number_encoding)
+    given = {option.name: getattr(args, option.name) for option in encoding.options}
+    given = {name: value for name, value in given.items() if value is not None}
     fitted = {}
     if dataset is not None:
         values = np.array([v for data in dataset.values() for row in data["numbers"] for v in row], dtype=np.float64)
-        fitted = dict(encoding.fit_options(values))
-    given = {option.name: getattr(args, option.name) for option in encoding.options}
-    return fitted | {name: value for name, value in given.items() if value is not None}
+        fitted = dict(encoding.fit_options(values, given))
+    return fitted | given
 
 
 def build_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetDict | None = None) -> Any:
