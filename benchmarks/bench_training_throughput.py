@@ -33,7 +33,7 @@ import torch
 import transformers
 from transformers import PreTrainedModel
 
-from hf_numbers import BACKBONES, NUMBER_ENCODINGS
+from hf_numbers import BACKBONES, NUMBER_ENCODINGS_REGISTRY
 
 RESULTS = Path(__file__).parent / "results" / "training_throughput.md"
 
@@ -51,7 +51,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=1, help="training steps per round")
     parser.add_argument("--warmup", type=int, default=1, help="untimed steps per model")
     parser.add_argument("--backbones", nargs="+", default=list(BACKBONES), choices=list(BACKBONES))
-    parser.add_argument("--encodings", nargs="+", default=list(NUMBER_ENCODINGS), choices=list(NUMBER_ENCODINGS))
+    with_module = [name for name, cls in NUMBER_ENCODINGS_REGISTRY.items() if cls.has_number_module]
+    parser.add_argument("--encodings", nargs="+", default=with_module, choices=with_module)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (0: torch's default)")
     parser.add_argument(
         "--clock",

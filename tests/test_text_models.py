@@ -10,9 +10,12 @@ from pathlib import Path
 import pytest
 import torch
 from model_helpers import (
+    CAUSAL,
     FIRST_WORD_ID,
     MASK_ID,
+    MASKED,
     MODEL_CLASSES,
+    ONE_PER_KIND,
     TEXT_ENCODINGS,
     TEXT_MATRIX,
     VOCAB,
@@ -110,7 +113,7 @@ def test_save_load_and_auto_model(backbone: str, encoding: str, tmp_path: Path) 
         assert torch.equal(loaded(**batch).logits, model(**batch).logits)
 
 
-@pytest.mark.parametrize("backbone", [name for name, spec in BACKBONES.items() if spec.causal])
+@pytest.mark.parametrize("backbone", CAUSAL)
 def test_generate_is_transformers_own(backbone: str) -> None:
     model = tiny_model(backbone, "p10").eval()
     plain = BACKBONES[backbone].plain_model_class(model.config).eval()
@@ -125,7 +128,7 @@ def test_generate_is_transformers_own(backbone: str) -> None:
     assert beams.sequences.shape[0] == 2  # beam search works: no values to track
 
 
-@pytest.mark.parametrize("backbone", [name for name, spec in BACKBONES.items() if not spec.causal])
+@pytest.mark.parametrize("backbone", MASKED)
 def test_fill_mask_fills_tokens(backbone: str) -> None:
     model = tiny_model(backbone, "b1999").eval()
     batch = token_batch(backbone)
@@ -157,7 +160,7 @@ def test_config_validation_is_strict(fields: dict, message: str) -> None:
 
 def test_number_encodings_still_need_a_number_token() -> None:
     with pytest.raises(ValueError, match="num_token_id must be set"):
-        MODEL_CLASSES["gpt2"](tiny_config("gpt2", "xval", num_token_id=None, num_token_ids=[]))
+        MODEL_CLASSES[CAUSAL[0]](tiny_config(CAUSAL[0], "xval", num_token_id=None, num_token_ids=[]))
 
 
 # ---------------------------------------------------------------------- training builders
@@ -176,7 +179,7 @@ def test_builders_fit_the_scheme_and_build_its_tokenizer_and_model() -> None:
     assert fitted == {"scheme_min_exponent": low, "scheme_max_exponent": high}
     seven = encoding_options_for(tiny_args(number_encoding="p10", scheme_digits=7, scheme_max_exponent=3), dataset)
     assert seven == {"scheme_digits": 7, "scheme_min_exponent": low - 4, "scheme_max_exponent": 3}  # given ones win
-    args = tiny_args(number_encoding="b1999", backbone="roberta")
+    args = tiny_args(number_encoding="b1999", backbone=MASKED[-1])
     tokenizer = build_tokenizer(args, dataset)
     assert tokenizer.number_scheme == "b1999" and tokenizer.num_token_ids == []
     assert (tokenizer.scheme.min_exponent, tokenizer.scheme.max_exponent) == (low, high)
@@ -267,7 +270,7 @@ def test_prediction_errors(backbone: str, answer_tokenizers) -> None:
 
 
 # ---------------------------------------------------------------------- the CLI end to end
-@pytest.mark.parametrize(("backbone", "encoding"), [("gpt2", "p10"), ("bert", "text")])
+@pytest.mark.parametrize(("backbone", "encoding"), list(zip(ONE_PER_KIND, ("p10", "text"))))
 def test_cli_train_and_evaluate(backbone: str, encoding: str, tmp_path: Path, capsys) -> None:
     run = tmp_path / "run"
     common = ["--task", "lookup", "--train_size", "64", "--eval_size", "8", "--hidden_size", "32"]

@@ -230,24 +230,32 @@ def test_save_load_and_auto_tokenizer(name: str, tokenizers, tmp_path: Path) -> 
         assert loaded(TEXTS)["input_numbers"] == tok(TEXTS)["input_numbers"]
 
 
-def test_remote_code_load_without_hf_numbers(tokenizers, tmp_path: Path) -> None:
-    """The Hub rule: saved tokenizers load with trust_remote_code where hf_numbers cannot be imported."""
+def test_remote_code_load_without_hf_numbers(tokenizers, plain_tokenizer_dirs, tmp_path: Path) -> None:
+    """The Hub rule: saved tokenizers load with trust_remote_code where hf_numbers cannot be imported
+    (with [NUM] tokens, and with a text scheme: see tests/test_text_tokenization.py)."""
+    saved = dict(tokenizers)
+    for name, scheme in zip(BACKBONES, ("b1999", "p1000", "text")):
+        saved[f"{name}-{scheme}"] = BACKBONES[name].tokenizer_class.from_pretrained(
+            plain_tokenizer_dirs[name], number_scheme=scheme, scheme_min_exponent=-3, scheme_max_exponent=1
+        )
     expected = {}
-    for name, tok in tokenizers.items():
+    for name, tok in saved.items():
         tok.save_pretrained(tmp_path / name)
         enc = tok(TEXTS)
-        expected[name] = [type(tok).__name__, enc["input_ids"], enc["input_numbers"]]
+        decoded = tok.batch_decode(enc["input_ids"], input_numbers=enc["input_numbers"], skip_special_tokens=True)
+        expected[name] = [type(tok).__name__, enc["input_ids"], enc["input_numbers"], decoded]
     script = textwrap.dedent(
         f"""
         import json, sys
         sys.modules["hf_numbers"] = None  # importing hf_numbers now fails
         from transformers import AutoTokenizer
         out = {{}}
-        for name in {list(tokenizers)!r}:
+        for name in {list(saved)!r}:
             tok = AutoTokenizer.from_pretrained({str(tmp_path)!r} + "/" + name, trust_remote_code=True)
             assert "hf_numbers" not in type(tok).__module__
             enc = tok({TEXTS!r})
-            out[name] = [type(tok).__name__, enc["input_ids"], enc["input_numbers"]]
+            decoded = tok.batch_decode(enc["input_ids"], input_numbers=enc["input_numbers"], skip_special_tokens=True)
+            out[name] = [type(tok).__name__, enc["input_ids"], enc["input_numbers"], decoded]
         print(json.dumps(out))
         """
     )

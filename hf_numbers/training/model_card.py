@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..evaluation import format_metrics_table
+from ..modeling import get_encoding
 from .arguments import NumberTrainingArguments
 
 _CARD = """---
@@ -20,9 +21,7 @@ pipeline_tag: {pipeline}
 
 # {backbone} + {encoding} number encoding, trained on `{task}`
 
-A number-aware {backbone} made with hf_numbers: every
-number in the text is one `[NUM]` token whose value enters the model through the `{encoding}`
-encoding, and a number head predicts values. {origin}
+A number-aware {backbone} made with hf_numbers: {how} {origin}
 
 ## Use
 
@@ -77,7 +76,15 @@ def write_model_card(
         if args.pretrained
         else "Trained from scratch."
     )
+    how = (
+        f"every number in the text is one `[NUM]` token whose value enters the model through the "
+        f"`{args.number_encoding}` encoding, and a number head predicts values."
+        if get_encoding(args.number_encoding).has_number_module
+        else f"a text baseline: the tokenizer writes every number as ordinary tokens (`{args.number_encoding}`), the "
+        "model is the plain backbone, and a predicted number is parsed from the text it writes."
+    )
     text = _CARD.format(
+        how=how,
         encoding=args.number_encoding,
         pipeline=args.backbone_spec.pipeline_tag,
         backbone=args.backbone_spec.display_name,
