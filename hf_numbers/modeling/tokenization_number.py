@@ -49,6 +49,13 @@ class NumberTokenizerMixin:
             text scheme, ``"p10"``, ``"p1000"``, ``"b1999"``, ``"fp15"`` (see ``text_encodings.py``).
         scheme_digits, scheme_min_exponent, scheme_max_exponent: the scheme's significant digits
             and exponent range (a value outside it is a ``ValueError`` when tokenized).
+
+    Example:
+        >>> tok = NumberGPT2Tokenizer.from_pretrained("path/to/gpt2", number_scheme="p10")  # doctest: +SKIP
+        >>> tok.convert_ids_to_tokens(tok("x = -60.2")["input_ids"])  # doctest: +SKIP
+        ['x', 'Ġ=', ' <|-|>', '<|d6|>', '<|d0|>', '<|d2|>', '<|-E1|>']
+        >>> tok.decode(tok("x = -60.2")["input_ids"])  # doctest: +SKIP
+        'x = -60.2'
     """
 
     spaced_num_token: bool = False
