@@ -27,6 +27,8 @@ from transformers import AutoModel, AutoTokenizer
 
 from hf_numbers import BACKBONES, NumberGPT2Config, find_numbers
 from hf_numbers.cli import main as cli_main
+from hf_numbers.data.checks import check_answers_tokenized
+from hf_numbers.data.loading import tokenize_dataset
 from hf_numbers.data.tokenizer_training import train_number_tokenizer
 from hf_numbers.evaluation.predict import TEXT_ANSWER_TOKENS, predict_answers
 from hf_numbers.modeling.text_encodings import NumberScheme, fit_exponent_range
@@ -189,6 +191,13 @@ def test_builders_fit_the_scheme_and_build_its_tokenizer_and_model() -> None:
     assert model.number_encoding is None and model.config.vocab_size == len(tokenizer)
     assert model.config.scheme_min_exponent == low and model.config.num_token_ids == []
     assert make_scaler(args, dataset).kind == "identity"
+    check_answers_tokenized(
+        dataset, tokenize_dataset(dataset, tokenizer, make_scaler(args, dataset), 128), tokenizer, 128
+    )
+    with pytest.raises(ValueError, match=r"its answer is number \d+ of the text, but the tokenized text holds"):
+        check_answers_tokenized(
+            dataset, tokenize_dataset(dataset, tokenizer, make_scaler(args, dataset), 12), tokenizer, 12
+        )
     text = build_tokenizer(tiny_args(number_encoding="text"), dataset)
     assert text.number_scheme == "text" and text.scheme is None
 

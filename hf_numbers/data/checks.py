@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from datasets import DatasetDict, load_from_disk
 
+from ..modeling import find_numbers
 from ._common import CORE_FEATURES
 
 
@@ -87,22 +89,22 @@ def check_task_splits(dataset: DatasetDict, source: str) -> None:
         raise ValueError(f"{source}: the train split holds no numbers, so a number-aware model has nothing to learn")
 
 
-def check_answers_tokenized(
-    dataset: DatasetDict, tokenized: DatasetDict, num_token_ids: Sequence[int], max_length: int
-) -> None:
-    """Raise ``ValueError`` when the tokenized training texts hold no number token, or when an answer
+def check_answers_tokenized(dataset: DatasetDict, tokenized: DatasetDict, tokenizer: Any, max_length: int) -> None:
+    """Raise ``ValueError`` when the tokenized training texts hold no number, or when an answer
     to be scored (number ``answer_index`` of its text) is not among the tokenized text's numbers
     (cut off by ``max_length``, or a text without numbers), which evaluation would only find after training.
 
+    Numbers are counted as number tokens, or for a text encoding (no number token) as the numbers
+    whose characters all survive truncation.
+
     Example:
-        >>> check_answers_tokenized(dataset, tokenized, tokenizer.num_token_ids, 128)  # doctest: +SKIP
+        >>> check_answers_tokenized(dataset, tokenized, tokenizer, 128)  # doctest: +SKIP
     """
-    ids = set(num_token_ids)
     for split in tokenized:
-        counts = [sum(token in ids for token in row) for row in tokenized[split]["input_ids"]]
+        counts = _numbers_kept(dataset[split]["text"], tokenized[split]["input_ids"], tokenizer, max_length)
         if split == "train":
             if not any(counts):
-                raise ValueError("the tokenized train split holds no number token, so there is nothing to learn")
+                raise ValueError("the tokenized train split holds no number, so there is nothing to learn")
             continue
         for row, (count, index) in enumerate(zip(counts, dataset[split]["answer_index"])):
             if index >= count:
@@ -110,3 +112,13 @@ def check_answers_tokenized(
                     f"{split} example {row}: its answer is number {index} of the text, but the tokenized text "
                     f"holds {count} number(s) (max_length {max_length}); raise --max_length or fix the data"
                 )
+
+
+def _numbers_kept(texts: Sequence[str], rows: Sequence[Sequence[int]], tokenizer: Any, max_length: int) -> list[int]:
+    """How many numbers of each text its tokenized row holds."""
+    if tokenizer.num_token_ids:
+        ids = set(tokenizer.num_token_ids)
+        return [sum(token in ids for token in row) for row in rows]
+    offsets = tokenizer(list(texts), truncation=True, max_length=max_length, return_offsets_mapping=True)
+    ends = [max((end for _, end in row), default=0) for row in offsets["offset_mapping"]]
+    return [sum(number.end <= end for number in find_numbers(text)) for text, end in zip(texts, ends)]

@@ -48,7 +48,7 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
         tokenizer = build_tokenizer(args, dataset)
         model = build_model(args, tokenizer, dataset)
         tokenized = tokenize_dataset(dataset, tokenizer, scaler, args.max_length)
-    check_answers_tokenized(dataset, tokenized, tokenizer.num_token_ids, args.max_length)
+    check_answers_tokenized(dataset, tokenized, tokenizer, args.max_length)
     model, result = train_model(
         model, tokenized["train"], make_collator(args, tokenizer), args, tokenized.get("validation"),
         accelerator=accelerator,
