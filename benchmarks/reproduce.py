@@ -72,7 +72,7 @@ FONE_SIZES = (400, 1600, 6400, 25600)
 # FoNE's Fig. 2 compares FoNE with the sub-word (BPE) and digit-wise tokenizations of the same model.
 # Here: the backbone's own BPE trained on the raw text (`text`) and P10 with every digit of a
 # 7-digit answer, so that exact match is possible for both.
-FONE_BASELINES = {"fone": [], "text": [], "p10": ["--number_text_digits", "7"]}
+FONE_BASELINES = {"fone": [], "text": [], "p10": ["--scheme_digits", "7"]}
 # One model size and budget for every cell of the data-efficiency table.
 FONE_EFFICIENCY_SIZE = ["--hidden_size", "128", "--num_layers", "4", "--num_heads", "4", "--max_steps", "3000"]
 

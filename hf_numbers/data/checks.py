@@ -89,19 +89,24 @@ def check_task_splits(dataset: DatasetDict, source: str) -> None:
         raise ValueError(f"{source}: the train split holds no numbers, so a number-aware model has nothing to learn")
 
 
-def check_answers_tokenized(dataset: DatasetDict, tokenized: DatasetDict, tokenizer: Any, max_length: int) -> None:
+def check_answers_tokenized(
+    dataset: DatasetDict, tokenized: DatasetDict, tokenizer: Any, max_length: int, end_with_eos: bool = False
+) -> None:
     """Raise ``ValueError`` when the tokenized training texts hold no number, or when an answer
     to be scored (number ``answer_index`` of its text) is not among the tokenized text's numbers
     (cut off by ``max_length``, or a text without numbers), which evaluation would only find after training.
 
     Numbers are counted as number tokens, or for a text encoding (no number token) as the numbers
-    whose characters all survive truncation.
+    whose characters all survive truncation (to ``max_length - 1`` tokens with ``end_with_eos``, as
+    :func:`~hf_numbers.data.tokenize_dataset` truncates then).
 
     Example:
         >>> check_answers_tokenized(dataset, tokenized, tokenizer, 128)  # doctest: +SKIP
     """
     for split in tokenized:
-        counts = _numbers_kept(dataset[split]["text"], tokenized[split]["input_ids"], tokenizer, max_length)
+        counts = _numbers_kept(
+            dataset[split]["text"], tokenized[split]["input_ids"], tokenizer, max_length - int(end_with_eos)
+        )
         if split == "train":
             if not any(counts):
                 raise ValueError("the tokenized train split holds no number, so there is nothing to learn")

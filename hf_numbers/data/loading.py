@@ -18,6 +18,7 @@ from typing import Any
 
 from datasets import DatasetDict
 
+from ..modeling import NEUTRAL_NUMBER
 from .checks import load_saved_task
 from .collators import prompt_lengths
 from .scaler import NumberScaler
@@ -96,26 +97,38 @@ def recorded_task(data_dir: str | Path) -> str | None:
     return json.loads(record.read_text())["task"] if record.is_file() else None
 
 
-def tokenize_dataset(dataset: DatasetDict, tokenizer: Any, scaler: NumberScaler, max_length: int) -> DatasetDict:
+def tokenize_dataset(
+    dataset: DatasetDict, tokenizer: Any, scaler: NumberScaler, max_length: int, end_with_eos: bool = False
+) -> DatasetDict:
     """Tokenize ``text`` into ``input_ids``, ``attention_mask`` and scaled ``input_numbers``.
 
     Tasks with a ``prompt`` column also get ``prompt_length`` (its tokens), which the collators'
-    ``completion_only`` option reads.
+    ``completion_only`` option reads. ``end_with_eos`` (causal LMs) ends every example with the
+    tokenizer's end-of-text token (texts are truncated to ``max_length - 1`` tokens so that it fits):
+    a model then learns where an answer stops, and generation stops there instead of writing on
+    (an answer of several tokens, as the text encodings write, would otherwise run into more digits).
 
     Example:
         >>> tokenized = tokenize_dataset(dd, tokenizer, NumberScaler("identity"), max_length=128)  # doctest: +SKIP
     """
+    eos = tokenizer.eos_token_id if end_with_eos else None
+    if end_with_eos and eos is None:
+        raise ValueError("end_with_eos=True needs a tokenizer with an eos_token")
+    text_length = max_length - 1 if eos is not None else max_length
 
     def encode(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        enc = tokenizer(batch["text"], truncation=True, max_length=max_length)
+        enc = tokenizer(batch["text"], truncation=True, max_length=text_length)
         numbers = [
             scaler.apply_at_numbers(ids, row, tokenizer.num_token_ids).tolist()
             for ids, row in zip(enc["input_ids"], enc["input_numbers"])
         ]
         out = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], "input_numbers": numbers}
+        if eos is not None:
+            for key, value in (("input_ids", eos), ("attention_mask", 1), ("input_numbers", NEUTRAL_NUMBER)):
+                out[key] = [[*row, value] for row in out[key]]
         if "prompt" in batch:
             out["prompt_length"] = prompt_lengths(
-                tokenizer, batch["text"], batch["prompt"], truncation=True, max_length=max_length
+                tokenizer, batch["text"], batch["prompt"], truncation=True, max_length=text_length
             )
         return out
 

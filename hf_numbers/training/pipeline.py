@@ -47,8 +47,9 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
         scaler = make_scaler(args, dataset)
         tokenizer = build_tokenizer(args, dataset)
         model = build_model(args, tokenizer, dataset)
-        tokenized = tokenize_dataset(dataset, tokenizer, scaler, args.max_length)
-    check_answers_tokenized(dataset, tokenized, tokenizer, args.max_length)
+        # a causal LM learns where an answer ends (the text's last token is then the end-of-text token)
+        tokenized = tokenize_dataset(dataset, tokenizer, scaler, args.max_length, end_with_eos=args.causal)
+    check_answers_tokenized(dataset, tokenized, tokenizer, args.max_length, end_with_eos=args.causal)
     model, result = train_model(
         model, tokenized["train"], make_collator(args, tokenizer), args, tokenized.get("validation"),
         accelerator=accelerator,
