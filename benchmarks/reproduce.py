@@ -221,7 +221,7 @@ ARITHMETIC_SIZE = [
     "10000",
     "--eval_size",
     "1000",
-    "--per_device_batch_size",
+    "--per_device_train_batch_size",
     "64",
 ]
 
@@ -543,7 +543,7 @@ def run_row(row: Row, suite: str, quick: bool, threads: int) -> dict[str, Any]:
     run_dir = ROOT / "runs" / ("reproduce-quick" if quick else "reproduce") / suite / row.name
     if run_dir.exists():
         shutil.rmtree(run_dir)
-    argv = [*row.argv, *(QUICK if quick else []), "--output_dir", str(run_dir), "--progress_bar", "false"]
+    argv = [*row.argv, *(QUICK if quick else []), "--output_dir", str(run_dir), "--disable_tqdm", "true"]
     command = [sys.executable, "-m", "hf_numbers.cli", "train", *argv]
     print(f"[{suite}] {row.name}: hf-numbers train {shlex.join(argv)}", flush=True)
     start = time.perf_counter()

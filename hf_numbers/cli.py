@@ -2,11 +2,13 @@
 
     hf-numbers make-data --task lookup --output data/lookup
     hf-numbers train --task lookup --backbone gpt2 --number_encoding xval --output_dir runs/lookup
-    hf-numbers evaluate --checkpoint runs/lookup/final --task lookup
+    hf-numbers train args.json --max_steps 100     # arguments from a JSON file; flags after it win
+    hf-numbers evaluate --checkpoint runs/lookup/checkpoint-200 --task lookup
     hf-numbers demo
 
 ``train`` takes every field of :class:`~hf_numbers.training.NumberTrainingArguments`
 (``hf-numbers train --help`` lists them) and runs unchanged under ``accelerate launch``.
+A bad argument is a usage error (exit code 2).
 """
 
 from __future__ import annotations
@@ -14,17 +16,24 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import logging
 import sys
 from collections.abc import Sequence
+from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 import datasets
+import transformers
+from tqdm.contrib.logging import logging_redirect_tqdm
 from transformers import HfArgumentParser
 
 from .data import TASKS, load_task, parse_task_options, save_task
 from .evaluation import compute_number_metrics, evaluate_splits, format_metrics_table
 from .strict_json import write_json
 from .training import NumberTrainingArguments, build_dataset, load_trained, run_training
+from .training.arguments import RENAMED
+from .training.loop import check_run
 
 DEMO_ARGS = [
     "--task",
@@ -85,15 +94,64 @@ def _make_data(argv: Sequence[str]) -> None:
     print({split: len(data) for split, data in dataset.items()}, "->", args.output)
 
 
-def _train(argv: Sequence[str]) -> dict:
+def _renamed_hint(names: Sequence[str]) -> str:
+    """Where ``names`` (flags or JSON keys) hold an earlier argument name, the name to use now."""
+    hints = [f"--{key} is now --{RENAMED[key]}" for key in (n.lstrip("-").partition("=")[0] for n in names)
+             if key in RENAMED]
+    return f" ({'; '.join(hints)})" if hints else ""
+
+
+def _read_args_file(parser: HfArgumentParser, path: Path) -> None:
+    """Make the arguments of a JSON file (``{"task": "lookup", ...}``) the parser's defaults."""
+    try:
+        values = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        parser.error(f"cannot read the arguments file {path} ({error})")
+    if not isinstance(values, dict):
+        parser.error(f"the arguments file {path} must hold a JSON object of argument names and values")
+    unknown = sorted(set(values) - {f.name for f in fields(NumberTrainingArguments)})
+    if unknown:
+        parser.error(f"{path}: unknown argument(s) {', '.join(unknown)}{_renamed_hint(unknown)}")
+    parser.set_defaults(**values)
+
+
+def parse_train_args(argv: Sequence[str], prog: str = "hf-numbers train") -> NumberTrainingArguments:
+    """``hf-numbers train``'s arguments: flags, or a JSON file first (its values; flags after it win).
+
+    Unknown flags, bad values and arguments that training would refuse (a used ``output_dir``,
+    a missing checkpoint) are usage errors: a message and ``SystemExit(2)``, no traceback.
+
+    Example:
+        >>> parse_train_args(["--task", "lookup", "--max_steps", "10"]).max_steps
+        10
+    """
     parser = HfArgumentParser(
         NumberTrainingArguments,
-        prog="hf-numbers train",
+        prog=prog,
         description="Train a number-aware model, evaluate it, save it with its tokenizer "
-        "and scaler to <output_dir>/final, and write metrics.json and a plot.",
+        "and scaler to <output_dir>/final, and write metrics.json and a plot. The arguments can come from a "
+        "JSON file given first (`hf-numbers train args.json`, e.g. a run's training_args.json).",
     )
-    (args,) = parser.parse_args_into_dataclasses(list(argv))
-    summary = run_training(args)
+    argv = list(argv)
+    if argv and argv[0].endswith(".json"):
+        _read_args_file(parser, Path(argv.pop(0)))
+    try:
+        args, unknown = parser.parse_args_into_dataclasses(argv, return_remaining_strings=True)
+    except ValueError as error:  # raised by NumberTrainingArguments.__post_init__
+        parser.error(str(error))
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}{_renamed_hint(unknown)}")
+    try:
+        check_run(args)
+    except ValueError as error:
+        parser.error(str(error))
+    return args
+
+
+def _train(argv: Sequence[str]) -> dict:
+    args = parse_train_args(argv)
+    with logging_redirect_tqdm(loggers=[logging.getLogger("hf_numbers")]):  # log lines above the progress bar
+        summary = run_training(args)
     if "metrics" in summary:  # the main process: it evaluated and saved
         print(f"\nResults after {summary['steps']} steps (final training loss {summary['last_train_loss']:.4f}):")
         print(format_metrics_table(summary["metrics"]))
@@ -106,7 +164,9 @@ def _evaluate(argv: Sequence[str]) -> None:
         prog="hf-numbers evaluate",
         description="Evaluate a saved model on a task's splits; print a table and write metrics.json and a plot.",
     )
-    parser.add_argument("--checkpoint", required=True, help="A folder written by `hf-numbers train` (…/final).")
+    parser.add_argument(
+        "--checkpoint", required=True, help="A folder written by `hf-numbers train`: …/final or …/checkpoint-<step>."
+    )
     parser.add_argument("--task", default=None, choices=sorted(TASKS), help="Task to generate (or use --data_dir).")
     parser.add_argument("--data_dir", default=None, help="A dataset saved by `hf-numbers make-data`.")
     parser.add_argument("--eval_size", type=int, default=200, help="Examples per split when generating the task.")
@@ -132,8 +192,8 @@ def _evaluate(argv: Sequence[str]) -> None:
 
 
 def _demo(argv: Sequence[str]) -> None:
+    args = parse_train_args([*DEMO_ARGS, *argv], prog="hf-numbers demo")
     summary = _train([*DEMO_ARGS, *argv])
-    (args,) = HfArgumentParser(NumberTrainingArguments).parse_args_into_dataclasses([*DEMO_ARGS, *argv])
     test = build_dataset(args)["test"]
     baseline = compute_number_metrics([row["numbers"][row["answer_index"] - 1] for row in test], test["answer"])
     print(
@@ -154,6 +214,28 @@ def _demo(argv: Sequence[str]) -> None:
     print(f"Greedy generation after a test prompt (true next value {example['answer_text']}):\n  ...{text[-90:]}")
 
 
+class _StdoutHandler(logging.StreamHandler):
+    """A log handler writing to whatever ``sys.stdout`` is when a line is logged (as logging's last resort
+    does for stderr), so that a replaced stdout (a test's capture, a notebook) gets the lines."""
+
+    def __init__(self) -> None:
+        logging.Handler.__init__(self)
+
+    @property
+    def stream(self) -> Any:
+        return sys.stdout
+
+
+def _show_training_logs() -> None:
+    """Show hf_numbers' INFO log lines (set-up, a line every --logging_steps) on stdout, once."""
+    library = logging.getLogger("hf_numbers")
+    if not any(isinstance(handler, _StdoutHandler) for handler in library.handlers):
+        handler = _StdoutHandler()
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        library.addHandler(handler)
+        library.setLevel(logging.INFO)
+
+
 COMMANDS = {"make-data": _make_data, "train": _train, "evaluate": _evaluate, "demo": _demo}
 
 
@@ -169,6 +251,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"\ncommands: {', '.join(COMMANDS)}; `hf-numbers <command> --help` explains each option")
         sys.exit(0 if argv and argv[0] in ("-h", "--help") else 2)
     datasets.disable_progress_bars()
+    transformers.utils.logging.disable_progress_bar()  # no bar for every save and load
+    _show_training_logs()
     result = COMMANDS[argv[0]](argv[1:])
     if isinstance(result, dict) and "metrics" in result:
         write_json(Path(result["final_dir"]).parent / "summary.json", result)

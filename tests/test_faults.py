@@ -34,11 +34,11 @@ from hf_numbers.training import (
 from hf_numbers.training import pipeline as pipeline_module
 
 SMALL = dict(task="lookup", train_size=64, eval_size=8, hidden_size=32, num_layers=2, num_heads=2, vocab_size=150,
-             per_device_batch_size=8, warmup_steps=2, logging_steps=2, progress_bar=False, cpu=True, max_steps=6,
-             save_steps=3, eval_steps=3, save_total_limit=0)
+             per_device_train_batch_size=8, warmup_steps=2, logging_steps=2, disable_tqdm=True, use_cpu=True,
+             max_steps=6, save_steps=3, eval_steps=3, save_total_limit=0)
 CLI = ["--task", "lookup", "--train_size", "64", "--eval_size", "8", "--hidden_size", "32", "--num_layers", "2",
-       "--num_heads", "2", "--vocab_size", "150", "--per_device_batch_size", "8", "--logging_steps", "2",
-       "--progress_bar", "false", "--cpu", "true", "--max_steps", "4", "--save_steps", "4", "--eval_steps", "0"]
+       "--num_heads", "2", "--vocab_size", "150", "--per_device_train_batch_size", "8", "--logging_steps", "2",
+       "--disable_tqdm", "true", "--use_cpu", "true", "--max_steps", "4", "--save_steps", "4", "--eval_steps", "0"]
 
 
 def small_args(output_dir: Path, **overrides) -> NumberTrainingArguments:
@@ -110,8 +110,9 @@ class Payload:
 def test_resume_runs_no_pickle_planted_in_a_checkpoint(data, finished_run: Path, tmp_path: Path) -> None:
     folder = copy_run(finished_run, tmp_path, drop_newest=True)
     checkpoint = folder / "checkpoint-3"
-    assert sorted(p.name for p in checkpoint.iterdir()) == [
-        "model.safetensors", "optimizer.pt", "process_0.safetensors", "trainer_state.json"]
+    names = {p.name for p in checkpoint.iterdir()}
+    assert {"model.safetensors", "optimizer.pt", "process_0.safetensors", "trainer_state.json", "config.json"} <= names
+    assert not [name for name in names if name.endswith((".pkl", ".bin", ".pth"))]
     marker = tmp_path / "payload-ran"
     # every file name Accelerate's load_state would unpickle
     for name in ("custom_checkpoint_0.pkl", "random_states_0.pkl", "scheduler.bin", "optimizer.bin", "scaler.pt"):
@@ -202,9 +203,10 @@ def test_resuming_a_finished_run_keeps_its_history_and_writes_strict_json(
 # ---- 4. non-finite settings and losses
 
 
-def test_non_finite_settings_are_refused_before_any_work(data, tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="learning_rate must be a finite number"):
+def test_non_finite_settings_are_refused_before_any_work(data, tmp_path: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:  # a usage error of hf-numbers train
         cli_main(["train", *CLI, "--output_dir", str(tmp_path / "run"), "--learning_rate", "inf"])
+    assert exit_info.value.code == 2 and "learning_rate must be a finite number" in capsys.readouterr().err
     args = small_args(tmp_path / "run", max_grad_norm=float("nan"))
     with pytest.raises(ValueError, match="max_grad_norm must be a finite number, got nan"):
         train(data, args)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import signal
@@ -15,7 +16,7 @@ import pytest
 import torch
 from model_helpers import CAUSAL, MASKED, ONE_PER_KIND
 from safetensors.torch import load_file
-from transformers import AutoModel, Trainer, TrainingArguments
+from transformers import AutoModel, AutoTokenizer, Trainer, TrainingArguments
 
 from hf_numbers import BACKBONES
 from hf_numbers.cli import main as cli_main
@@ -50,15 +51,15 @@ TINY = [
     "2",
     "--vocab_size",
     "150",
-    "--per_device_batch_size",
+    "--per_device_train_batch_size",
     "8",
     "--warmup_steps",
     "2",
     "--logging_steps",
     "2",
-    "--progress_bar",
-    "false",
-    "--cpu",
+    "--disable_tqdm",
+    "true",
+    "--use_cpu",
     "true",
 ]
 
@@ -72,11 +73,11 @@ def tiny_args(**overrides) -> NumberTrainingArguments:
         num_layers=2,
         num_heads=2,
         vocab_size=150,
-        per_device_batch_size=8,
+        per_device_train_batch_size=8,
         warmup_steps=2,
         logging_steps=2,
-        progress_bar=False,
-        cpu=True,
+        disable_tqdm=True,
+        use_cpu=True,
     )
     return NumberTrainingArguments(**{**fields, **overrides})
 
@@ -162,8 +163,8 @@ DISTRIBUTED_SCRIPT = textwrap.dedent(
     from hf_numbers.training import (NumberTrainingArguments, build_dataset, build_model, build_tokenizer,
                                      make_accelerator, make_scaler, tokenize_dataset, train_model)
     args = NumberTrainingArguments(task="lookup", train_size=128, eval_size=8, hidden_size=32, num_layers=2,
-                                   num_heads=2, vocab_size=150, per_device_batch_size=4, max_steps=6,
-                                   save_steps=3, eval_steps=3, logging_steps=1, progress_bar=False, cpu=True,
+                                   num_heads=2, vocab_size=150, per_device_train_batch_size=4, max_steps=6,
+                                   save_steps=3, eval_steps=3, logging_steps=1, disable_tqdm=True, use_cpu=True,
                                    output_dir=sys.argv[1], resume_from_checkpoint=(sys.argv[2:] or [None])[0])
     accelerator = make_accelerator(args)
     dataset = build_dataset(args)
@@ -234,38 +235,17 @@ def test_hf_trainer_runs_with_number_models(tmp_path: Path) -> None:
 
 
 def test_cli_train_evaluate_and_reload(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cli_main(
-        [
-            "make-data",
-            "--task",
-            "lookup",
-            "--output",
-            str(tmp_path / "data"),
-            "--train_size",
-            "128",
-            "--eval_size",
-            "16",
-        ]
-    )
+    cli_main(["make-data", "--task", "lookup", "--output", str(tmp_path / "data"), "--train_size", "128",
+              "--eval_size", "16"])
     run = tmp_path / "run"
-    cli_main(
-        [
-            "train",
-            *TINY,
-            "--data_dir",
-            str(tmp_path / "data"),
-            "--output_dir",
-            str(run),
-            "--max_steps",
-            "6",
-            "--save_steps",
-            "0",
-            "--eval_steps",
-            "3",
-        ]
-    )
+    cli_main(["train", *TINY, "--data_dir", str(tmp_path / "data"), "--output_dir", str(run), "--max_steps", "6",
+              "--save_steps", "3", "--eval_steps", "3"])
     out = capsys.readouterr().out
     assert "test_ood" in out and "invalid_rate" in out
+    # without a progress bar, a line every --logging_steps (2) and after each evaluation, as Trainer prints
+    lines = [line for line in out.splitlines() if line.startswith("{'step'")]
+    assert [ast.literal_eval(line)["step"] for line in lines] == [2, 3, 4, 6, 6]
+    assert "'loss'" in lines[0] and "'eval_loss'" in lines[1] and "1 process(es) on cpu" in out
     metrics = json.loads((run / "metrics.json").read_text())
     assert set(metrics) == {"validation", "test", "test_ood"}
     predictions = json.loads((run / "predictions.json").read_text())
@@ -275,18 +255,47 @@ def test_cli_train_evaluate_and_reload(tmp_path: Path, capsys: pytest.CaptureFix
     assert "library_name: transformers" in card and "test_ood" in card and "trust_remote_code=True" in card
     model = AutoModel.from_pretrained(run / "final")
     assert type(model).__name__ == "NumberGPT2ForCausalLM"
-    cli_main(
-        [
-            "evaluate",
-            "--checkpoint",
-            str(run / "final"),
-            "--data_dir",
-            str(tmp_path / "data"),
-            "--output_dir",
-            str(tmp_path / "eval"),
-        ]
-    )
-    assert json.loads((tmp_path / "eval" / "metrics.json").read_text()) == metrics
+
+    # every checkpoint is a saved model too: Auto classes and `hf-numbers evaluate` load it
+    checkpoint = run / "checkpoint-6"
+    saved = AutoModel.from_pretrained(checkpoint)
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), saved.state_dict().values()))
+    vocab = AutoTokenizer.from_pretrained(run / "final").get_vocab()
+    assert AutoTokenizer.from_pretrained(checkpoint).get_vocab() == vocab
+    assert type(AutoModel.from_pretrained(run / "checkpoint-3")).__name__ == "NumberGPT2ForCausalLM"
+    for folder in ("final", "checkpoint-6"):
+        cli_main(["evaluate", "--checkpoint", str(run / folder), "--data_dir", str(tmp_path / "data"),
+                  "--output_dir", str(tmp_path / folder)])
+        assert json.loads((tmp_path / folder / "metrics.json").read_text()) == metrics
+
+
+def test_args_json_file_and_tensorboard(tmp_path: Path) -> None:
+    """`hf-numbers train args.json --flag value` (flags win); --report_to tensorboard writes event files."""
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    values = dict(zip(TINY[::2], TINY[1::2]))
+    arguments = {key.removeprefix("--"): value for key, value in values.items()}
+    arguments |= {"max_steps": 2, "save_steps": 0, "eval_steps": 0, "train_size": 64, "eval_size": 8,
+                  "output_dir": str(tmp_path / "elsewhere"), "report_to": ["tensorboard"]}
+    (tmp_path / "args.json").write_text(json.dumps(arguments))
+    run = tmp_path / "run"
+    cli_main(["train", str(tmp_path / "args.json"), "--output_dir", str(run), "--max_steps", "4"])
+    recorded = json.loads((run / "training_args.json").read_text())
+    assert recorded["max_steps"] == 4 and recorded["train_size"] == 64 and not (tmp_path / "elsewhere").exists()
+
+    events = list((run / "runs").rglob("events.out.tfevents.*"))
+    assert events, "no TensorBoard event file"
+    scalars = {}
+    for path in events:
+        accumulator = EventAccumulator(str(path.parent)).Reload()
+        scalars |= {tag: [(e.step, e.value) for e in accumulator.Scalars(tag)] for tag in accumulator.Tags()["scalars"]}
+    history = json.loads((run / "log_history.json").read_text())
+    assert [step for step, _ in scalars["train/loss"]] == [2, 4]
+    assert scalars["train/loss"][-1][1] == pytest.approx(history[-2]["loss"], rel=1e-6)
+    assert [step for step, _ in scalars["eval/loss"]] == [4]
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert scalars["test/mse"] == [(4, pytest.approx(metrics["test"]["mse"], rel=1e-6))]
 
 
 def test_encoding_options_are_fitted_to_the_data_unless_given() -> None:

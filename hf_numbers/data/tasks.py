@@ -70,7 +70,7 @@ _FONE_RECIPE = {
     "num_layers": 4,
     "num_heads": 8,
     "max_steps": 3000,
-    "per_device_batch_size": 64,
+    "per_device_train_batch_size": 64,
     "learning_rate": 1e-3,
     "warmup_steps": 150,
 }

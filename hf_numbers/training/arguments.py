@@ -12,19 +12,36 @@ Example:
     ...     ["--task", "lookup", "--max_steps", "10"])
     >>> args.task, args.max_steps
     ('lookup', 10)
+
+Names follow ``transformers.TrainingArguments`` where the meaning is the same
+(``per_device_train_batch_size``, ``use_cpu``, ``disable_tqdm``, ``report_to``, ``logging_steps``...);
+:data:`RENAMED` lists the earlier names, which ``hf-numbers train`` answers with the new one.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from accelerate.tracking import get_available_trackers
+from accelerate.utils import LoggerType
 
 from ..data.loading import parse_task_options, recorded_task
 from ..data.tasks import TASKS
 from ..modeling import BACKBONES, NUMBER_ENCODINGS, BackboneSpec, add_option_fields, get_backbone
 
 PRECISIONS = ("no", "fp16", "bf16", "auto")
+TRACKERS = ("none", *LoggerType.list())
+"""``--report_to`` values: Accelerate's trackers, ``all`` (those installed) and ``none``."""
+
+RENAMED = {
+    "per_device_batch_size": "per_device_train_batch_size",
+    "cpu": "use_cpu",
+    "progress_bar": "disable_tqdm (inverted: `--progress_bar false` is `--disable_tqdm true`)",
+}
+"""Earlier argument names and their ``TrainingArguments`` names (the old names are not accepted)."""
 
 DEFAULTS: dict[str, Any] = {
     "train_size": 4000,
@@ -35,7 +52,7 @@ DEFAULTS: dict[str, Any] = {
     "num_layers": 3,
     "num_heads": 4,
     "max_steps": 600,
-    "per_device_batch_size": 32,
+    "per_device_train_batch_size": 32,
     "learning_rate": 1e-3,
     "warmup_steps": 50,
     "completion_only": False,
@@ -136,8 +153,11 @@ class NumberTrainingArguments:
     mlm_probability: float = field(default=0.2, metadata={"help": "Masked LM: probability of masking a token."})
     # ---- optimisation
     max_steps: int | None = field(default=None, metadata=_recommended("max_steps", "Optimizer steps."))
-    per_device_batch_size: int | None = field(
-        default=None, metadata=_recommended("per_device_batch_size", "Batch size per process.")
+    per_device_train_batch_size: int | None = field(
+        default=None, metadata=_recommended("per_device_train_batch_size", "Training batch size per process.")
+    )
+    per_device_eval_batch_size: int | None = field(
+        default=None, metadata={"help": "Evaluation batch size per process; default: per_device_train_batch_size."}
     )
     gradient_accumulation_steps: int = field(default=1, metadata={"help": "Micro-batches per optimizer step."})
     learning_rate: float | None = field(
@@ -150,13 +170,33 @@ class NumberTrainingArguments:
     )
     max_grad_norm: float = field(default=1.0, metadata={"help": "Gradient clipping norm (0 disables)."})
     mixed_precision: str = field(
-        default="auto", metadata={"help": "no, fp16, bf16, or auto (bf16 on a GPU that has it, else no)."}
+        default="auto",
+        metadata={
+            "help": "no, fp16, bf16, or auto: what `accelerate launch` chose (ACCELERATE_MIXED_PRECISION) when "
+            "launched by it, else bf16 on a GPU that has it and no elsewhere."
+        },
     )
     seed: int = field(default=0, metadata={"help": "Seed of initialisation, data order, masking and dropout."})
-    cpu: bool = field(default=False, metadata={"help": "Train on the CPU even if a GPU is present."})
+    use_cpu: bool = field(default=False, metadata={"help": "Train on the CPU even if a GPU is present."})
     # ---- evaluation, logging, checkpoints
     eval_steps: int = field(default=200, metadata={"help": "Evaluate every N optimizer steps (0: only at the end)."})
-    logging_steps: int = field(default=50, metadata={"help": "Log the training loss every N steps."})
+    logging_steps: int = field(
+        default=50,
+        metadata={"help": "Log the training losses every N steps: a console line, log_history.json, --report_to."},
+    )
+    report_to: list[str] = field(
+        default_factory=lambda: ["none"],
+        metadata={
+            "help": f"Experiment trackers for the logs and metrics, through Accelerate: {', '.join(TRACKERS)} "
+            "(all: every one installed). TensorBoard writes to --logging_dir."
+        },
+    )
+    logging_dir: str | None = field(
+        default=None, metadata={"help": "Folder of TensorBoard-style tracker files; default: <output_dir>/runs."}
+    )
+    run_name: str | None = field(
+        default=None, metadata={"help": "The run's name for trackers such as wandb and trackio; default: output_dir."}
+    )
     save_steps: int = field(default=200, metadata={"help": "Checkpoint every N steps (0: only the final model)."})
     save_total_limit: int = field(default=2, metadata={"help": "Keep at most this many checkpoints (0 keeps all)."})
     resume_from_checkpoint: str | None = field(
@@ -173,16 +213,21 @@ class NumberTrainingArguments:
             "processes changed (the run then differs from an uninterrupted one); without it, such a resume fails."
         },
     )
-    progress_bar: bool = field(default=True, metadata={"help": "Show a progress bar."})
+    disable_tqdm: bool = field(
+        default=False, metadata={"help": "Hide the progress bar (the log lines every --logging_steps remain)."}
+    )
 
     def __post_init__(self) -> None:
         self._fill_recommended()
         get_backbone(self.backbone)  # a ValueError listing the known backbones
         if self.mixed_precision not in PRECISIONS:
             raise ValueError(f"mixed_precision={self.mixed_precision!r} is unknown; allowed: {', '.join(PRECISIONS)}")
+        if self.per_device_eval_batch_size is None:
+            self.per_device_eval_batch_size = self.per_device_train_batch_size
         for name in (
             "max_steps",
-            "per_device_batch_size",
+            "per_device_train_batch_size",
+            "per_device_eval_batch_size",
             "gradient_accumulation_steps",
             "max_length",
             "train_size",
@@ -201,6 +246,41 @@ class NumberTrainingArguments:
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
         self.task_generator_options()  # fail early on a malformed name=value
+        self._check_trackers()
+
+    def _check_trackers(self) -> None:
+        """``report_to`` as a list of known trackers, each installed; ``ValueError`` naming the problem."""
+        if isinstance(self.report_to, str):
+            self.report_to = [self.report_to]
+        unknown = [name for name in self.report_to if name not in TRACKERS]
+        if unknown:
+            raise ValueError(f"report_to {', '.join(unknown)} is unknown; allowed: {', '.join(TRACKERS)}")
+        if "none" in self.report_to and len(self.report_to) > 1:
+            raise ValueError(f"report_to none excludes other trackers, got {' '.join(self.report_to)}")
+        installed = {str(tracker) for tracker in get_available_trackers()}
+        missing = [name for name in self.report_to if name not in ("none", "all") and name not in installed]
+        if missing:
+            raise ValueError(f"report_to {', '.join(missing)}: not installed (pip install {' '.join(missing)})")
+
+    @property
+    def trackers(self) -> list[str]:
+        """The Accelerate trackers to log to (``log_with``); empty for ``report_to none``.
+
+        Example:
+            >>> NumberTrainingArguments(report_to="none").trackers
+            []
+        """
+        return [name for name in self.report_to if name != "none"]
+
+    @property
+    def tracker_dir(self) -> str:
+        """Where trackers that write files (TensorBoard) write them: ``logging_dir``, else ``<output_dir>/runs``.
+
+        Example:
+            >>> NumberTrainingArguments(output_dir="runs/a").tracker_dir
+            'runs/a/runs'
+        """
+        return self.logging_dir or str(Path(self.output_dir) / "runs")
 
     @property
     def task_name(self) -> str:

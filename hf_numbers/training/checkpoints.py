@@ -1,9 +1,12 @@
 """Training checkpoints that load no pickle: written atomically, checked on resume, rotated.
 
-A checkpoint is the folder ``<output_dir>/checkpoint-<step>/``:
+A checkpoint is the folder ``<output_dir>/checkpoint-<step>/``. Like a ``Trainer`` checkpoint it
+is also a saved model: ``save_pretrained`` writes the model (``config.json``, its code and
+``model.safetensors``) and whatever the run saves with it (tokenizer files, ``number_scaler.json``),
+so ``AutoModel.from_pretrained`` and ``hf-numbers evaluate --checkpoint`` load it. Resume reads:
 
 ==============================  ==============================================================
-``model.safetensors``           the model's weights
+``model.safetensors``           the model's weights (as ``save_pretrained`` writes them)
 ``optimizer.pt``                the optimizer's state dict, read back with
                                 ``torch.load(weights_only=True)`` (tensors and plain values only)
 ``trainer_state.json``          step, epoch, batches seen in the epoch, Accelerate's micro-batch
@@ -31,6 +34,7 @@ import logging
 import pickle
 import re
 import shutil
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -38,7 +42,7 @@ from typing import Any
 import torch
 from accelerate import Accelerator
 from safetensors import SafetensorError, safe_open
-from safetensors.torch import load_model, save_file, save_model
+from safetensors.torch import load_model, save_file
 
 from ..strict_json import write_json
 from .rng_state import capture_rng_state, restore_rng_state
@@ -139,8 +143,13 @@ def save_checkpoint(
     optimizer: torch.optim.Optimizer,
     scheduler: torch.optim.lr_scheduler.LRScheduler,
     loss_window: torch.Tensor,
+    save_with: Sequence[Any] = (),
 ) -> Path:
-    """Save the current step atomically, then keep only the newest ``keep`` checkpoints (0 keeps all)."""
+    """Save the current step atomically, then keep only the newest ``keep`` checkpoints (0 keeps all).
+
+    The model is written with ``save_pretrained``, and so is each object of ``save_with`` (the
+    tokenizer, the number scaler), so the checkpoint loads with ``from_pretrained``.
+    """
     final = Path(output_dir) / f"checkpoint-{state.global_step}"
     partial = final.with_name(final.name + ".tmp")
     if accelerator.is_main_process:
@@ -152,7 +161,9 @@ def save_checkpoint(
     tensors[_WINDOW] = loss_window.detach().cpu()
     save_file(tensors, str(partial / _process_file(accelerator.process_index)), metadata={"rng": json.dumps(rng)})
     if accelerator.is_main_process:
-        save_model(accelerator.unwrap_model(model), str(partial / MODEL_FILE))
+        accelerator.unwrap_model(model).save_pretrained(partial)  # config, code and model.safetensors
+        for part in save_with:
+            part.save_pretrained(partial)
         torch.save(optimizer.state_dict(), partial / OPTIMIZER_FILE)
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:

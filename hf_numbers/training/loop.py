@@ -7,20 +7,25 @@ from a seeded sampler (seed + epoch), the batches already seen in the epoch are 
 the optimizer, scheduler, log history and every process's RNG states are restored (from files
 that hold no pickle, see :mod:`.checkpoints`). Training stops with a ``FloatingPointError`` at
 the first non-finite training or evaluation loss, before that step is applied or saved.
+
+Every ``logging_steps`` a record goes to the log history, to the console (see :mod:`.reporting`)
+and to the trackers of ``report_to``. Settings of ``accelerate launch`` (processes, mixed
+precision, CPU) are respected: ``mixed_precision="auto"`` defers to the launcher's choice.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 from accelerate import Accelerator
-from accelerate.utils import DataLoaderConfiguration, set_seed
+from accelerate.utils import DataLoaderConfiguration, parse_flag_from_env, set_seed
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 from transformers.optimization import get_cosine_with_min_lr_schedule_with_warmup
@@ -28,6 +33,7 @@ from transformers.optimization import get_cosine_with_min_lr_schedule_with_warmu
 from ..strict_json import write_json
 from .arguments import NumberTrainingArguments
 from .checkpoints import TrainerState, load_checkpoint, resolve_checkpoint, save_checkpoint
+from .reporting import describe_run, format_record, project_configuration, start_trackers, tracker_values
 from .run_folder import check_output_dir, prepare_output_dir
 
 logger = logging.getLogger(__name__)
@@ -48,21 +54,38 @@ class TrainResult:
         return losses[-1] if losses else math.nan
 
 
-def make_accelerator(args: NumberTrainingArguments) -> Accelerator:
-    """An Accelerator for ``args``: seeded sampler, accumulation, precision ('auto': bf16 where supported).
+def resolve_mixed_precision(args: NumberTrainingArguments) -> str | None:
+    """The precision to ask Accelerate for; None leaves the choice to ``accelerate launch``.
+
+    An explicit ``args.mixed_precision`` wins. ``"auto"`` defers to the launcher where it set
+    ``ACCELERATE_MIXED_PRECISION`` (``accelerate launch --mixed_precision bf16``), else picks bf16
+    on a GPU that supports it and no precision change elsewhere.
 
     Example:
-        >>> accelerator = make_accelerator(NumberTrainingArguments(cpu=True))  # doctest: +SKIP
+        >>> resolve_mixed_precision(NumberTrainingArguments(mixed_precision="fp16"))
+        'fp16'
     """
-    precision = args.mixed_precision
-    if precision == "auto":
-        gpu = torch.cuda.is_available() and not args.cpu
-        precision = "bf16" if gpu and torch.cuda.is_bf16_supported() else "no"
+    if args.mixed_precision != "auto":
+        return args.mixed_precision
+    if "ACCELERATE_MIXED_PRECISION" in os.environ:
+        return None  # Accelerate reads the launcher's choice
+    cpu = args.use_cpu or parse_flag_from_env("ACCELERATE_USE_CPU")
+    return "bf16" if torch.cuda.is_available() and not cpu and torch.cuda.is_bf16_supported() else "no"
+
+
+def make_accelerator(args: NumberTrainingArguments) -> Accelerator:
+    """An Accelerator for ``args``: seeded sampler, accumulation, precision, trackers (``report_to``).
+
+    Example:
+        >>> accelerator = make_accelerator(NumberTrainingArguments(use_cpu=True))  # doctest: +SKIP
+    """
     return Accelerator(
-        cpu=args.cpu,
-        mixed_precision=precision,
+        cpu=args.use_cpu,
+        mixed_precision=resolve_mixed_precision(args),
         gradient_accumulation_steps=args.gradient_accumulation_steps,
         dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True, data_seed=args.seed),
+        log_with=args.trackers or None,
+        project_config=project_configuration(args),
     )
 
 
@@ -131,18 +154,24 @@ def train_model(
     eval_dataset: Any | None = None,
     eval_collator: Callable[[list[dict[str, Any]]], dict[str, torch.Tensor]] | None = None,
     accelerator: Accelerator | None = None,
+    save_with: Sequence[Any] = (),
 ) -> tuple[torch.nn.Module, TrainResult]:
     """Train ``model`` for ``args.max_steps`` optimizer steps; return the unwrapped model and the history.
 
     The datasets hold tokenized examples (``input_ids``, ``attention_mask``, ``input_numbers``);
     ``collator`` pads them and builds labels. Checkpoints go to ``args.output_dir``; with
     ``args.resume_from_checkpoint`` training continues from one exactly as if never stopped.
+    ``save_with`` (the tokenizer, the number scaler: anything with ``save_pretrained``) is saved
+    into every checkpoint next to the model, so that a checkpoint loads with ``from_pretrained``.
+    The trackers of ``args.report_to`` are finished at the end when ``accelerator`` is not given;
+    a caller that gives one finishes them (``accelerator.end_training()``).
 
     Example:
         >>> model, result = train_model(model, train_ds, collator, args, eval_ds)  # doctest: +SKIP
         >>> result.last_train_loss  # doctest: +SKIP
     """
     checkpoint = check_run(args)  # fail before any work
+    owns_accelerator = accelerator is None
     accelerator = accelerator or make_accelerator(args)
     set_seed(args.seed)
     output_dir = prepare_output_dir(accelerator, args, checkpoint)
@@ -151,12 +180,13 @@ def train_model(
     # resumed run, which starts one more epoch iterator than the original, would drift from it.
     generator = torch.Generator().manual_seed(args.seed)
     train_loader = DataLoader(
-        train_dataset, batch_size=args.per_device_batch_size, shuffle=True, collate_fn=collator, generator=generator
+        train_dataset, batch_size=args.per_device_train_batch_size, shuffle=True, collate_fn=collator,
+        generator=generator,
     )
     eval_loader = None
     if eval_dataset is not None:
         eval_loader = DataLoader(
-            eval_dataset, batch_size=args.per_device_batch_size, collate_fn=eval_collator or collator
+            eval_dataset, batch_size=args.per_device_eval_batch_size, collate_fn=eval_collator or collator
         )
     parameters = [p for p in model.parameters() if p.requires_grad]
     if not parameters:
@@ -185,11 +215,22 @@ def train_model(
             )
         window = saved_window.to(accelerator.device)
         logger.info("resumed from %s at step %d", checkpoint, state.global_step)
+    start_trackers(accelerator, args)
+    if accelerator.is_main_process:
+        parameter_count = sum(p.numel() for p in parameters)
+        logger.info(describe_run(accelerator, args, len(train_dataset), parameter_count, state.global_step))
+
+    def log(record: dict[str, float]) -> None:
+        """Keep ``record`` in the history, show it on the console and send it to the trackers."""
+        state.log_history.append(record)
+        if accelerator.is_main_process:
+            logger.info(format_record(record))
+        accelerator.log(tracker_values(record), step=record["step"])
 
     progress = tqdm(
         total=args.max_steps,
         initial=state.global_step,
-        disable=not (args.progress_bar and accelerator.is_local_main_process),
+        disable=args.disable_tqdm or not accelerator.is_local_main_process,
         desc="training",
     )
     model.train()
@@ -225,7 +266,8 @@ def train_model(
                 mean = accelerator.reduce(window / state.window_steps, reduction="mean")
                 record = {"step": state.global_step, **dict(zip(LOSS_NAMES, mean.tolist()))}
                 record["learning_rate"] = scheduler.get_last_lr()[0]
-                state.log_history.append(record)
+                record["epoch"] = state.epoch + state.batches_in_epoch / len(train_loader)
+                log(record)
                 progress.set_postfix(loss=f"{record['loss']:.4f}")
                 window.zero_()
                 state.window_steps = 0
@@ -233,10 +275,11 @@ def train_model(
             if eval_loader is not None and ((args.eval_steps and state.global_step % args.eval_steps == 0) or is_last):
                 losses = _mean_loss(model, eval_loader, accelerator)
                 _require_finite(losses, state.global_step, "in evaluation")
-                state.log_history.append({"step": state.global_step, **losses})
+                log({"step": state.global_step, **losses})
             if args.save_steps and state.global_step % args.save_steps == 0:
                 save_checkpoint(
-                    accelerator, output_dir, state, args.save_total_limit, model, optimizer, scheduler, window
+                    accelerator, output_dir, state, args.save_total_limit, model, optimizer, scheduler, window,
+                    save_with,
                 )
             if is_last:
                 break
@@ -247,4 +290,7 @@ def train_model(
     if accelerator.is_main_process:
         write_json(output_dir / "log_history.json", state.log_history)
     accelerator.wait_for_everyone()
+    if owns_accelerator:
+        for tracker in accelerator.trackers:
+            tracker.finish()
     return accelerator.unwrap_model(model), TrainResult(state.global_step, state.log_history)

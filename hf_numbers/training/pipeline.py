@@ -24,12 +24,16 @@ from .builders import build_dataset, build_model, build_tokenizer, make_collator
 from .checkpoints import replace_folder
 from .loop import check_run, make_accelerator, train_model
 from .model_card import write_model_card
+from .reporting import metric_values
 
 FINAL_DIR = "final"
 
 
 def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
     """Train, save, evaluate: ``<output_dir>/final`` holds model, tokenizer, scaler and model card.
+
+    Every ``checkpoint-<step>/`` holds the model, tokenizer and scaler too. The metrics of each
+    split also go to the trackers of ``args.report_to``, which are finished at the end.
 
     Returns a summary: ``final_dir``, ``steps`` and ``last_train_loss``; on the main process
     also the ``metrics`` per split and the ``plot`` / ``plots`` paths (see
@@ -52,7 +56,7 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
     check_answers_tokenized(dataset, tokenized, tokenizer, args.max_length, end_with_eos=args.causal)
     model, result = train_model(
         model, tokenized["train"], make_collator(args, tokenizer), args, tokenized.get("validation"),
-        accelerator=accelerator,
+        accelerator=accelerator, save_with=(tokenizer, scaler),
     )
     final = Path(args.output_dir) / FINAL_DIR
     summary: dict[str, Any] = {
@@ -71,6 +75,7 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
         write_model_card(staging, args, args.task_name, summary, scaler)
         replace_folder(staging, final)
         staging.parent.rmdir()
+        accelerator.log(metric_values(summary["metrics"]), step=result.global_step)
     accelerator.wait_for_everyone()
     accelerator.end_training()
     return summary

@@ -1,0 +1,118 @@
+"""Training arguments as Trainer users expect them: TrainingArguments' names, usage errors with exit
+code 2, an arguments JSON file, --report_to checked, and the settings of `accelerate launch` respected."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+from accelerate.state import AcceleratorState
+from accelerate.tracking import get_available_trackers
+from transformers import TrainingArguments
+
+from hf_numbers.cli import main as cli_main
+from hf_numbers.cli import parse_train_args
+from hf_numbers.training import NumberTrainingArguments, make_accelerator
+from hf_numbers.training.arguments import RENAMED
+from hf_numbers.training.loop import resolve_mixed_precision
+
+CHECKOUT_ENV = {"PYTHONPATH": str(Path(__file__).parents[1])}
+
+
+def test_names_are_those_of_training_arguments() -> None:
+    ours = {f.name for f in fields(NumberTrainingArguments)}
+    theirs = {f.name for f in fields(TrainingArguments)}
+    same_meaning = {
+        "output_dir", "per_device_train_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps",
+        "learning_rate", "weight_decay", "warmup_steps", "max_grad_norm", "max_steps", "seed", "use_cpu",
+        "eval_steps", "logging_steps", "save_steps", "save_total_limit", "resume_from_checkpoint", "report_to",
+        "run_name", "disable_tqdm",
+    }
+    assert same_meaning <= ours & theirs
+    assert not set(RENAMED) & ours
+    assert NumberTrainingArguments(per_device_train_batch_size=4).per_device_eval_batch_size == 4
+
+
+def _usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """Run `hf-numbers <argv>`, expect a usage error (exit code 2) and return its message."""
+    with pytest.raises(SystemExit) as exit_info:
+        cli_main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: hf-numbers train") and "Traceback" not in err
+    return err
+
+
+def test_bad_arguments_are_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "unrecognized arguments: --bogus 1" in _usage_error(["train", "--bogus", "1"], capsys)
+    err = _usage_error(["train", "--per_device_batch_size", "8", "--progress_bar", "false"], capsys)
+    assert "--per_device_batch_size is now --per_device_train_batch_size" in err and "--disable_tqdm" in err
+    assert "invalid int value: 'ten'" in _usage_error(["train", "--max_steps", "ten"], capsys)
+    assert "max_steps must be >= 1, got 0" in _usage_error(["train", "--max_steps", "0"], capsys)
+    assert "backbone='t5' is unknown" in _usage_error(["train", "--backbone", "t5"], capsys)
+    assert "report_to bogus is unknown" in _usage_error(["train", "--report_to", "bogus"], capsys)
+    missing = tmp_path / "missing"
+    assert "not a complete checkpoint" in _usage_error(["train", "--resume_from_checkpoint", str(missing)], capsys)
+
+    (tmp_path / "bad.json").write_text(json.dumps({"task": "lookup", "cpu": True}))
+    err = _usage_error(["train", str(tmp_path / "bad.json")], capsys)
+    assert "unknown argument(s) cpu (--cpu is now --use_cpu)" in err
+    (tmp_path / "list.json").write_text("[1, 2]")
+    assert "must hold a JSON object" in _usage_error(["train", str(tmp_path / "list.json")], capsys)
+    assert "cannot read the arguments file" in _usage_error(["train", str(tmp_path / "none.json")], capsys)
+
+
+def test_the_command_exits_with_code_2_and_no_traceback() -> None:
+    result = subprocess.run([sys.executable, "-m", "hf_numbers.cli", "train", "--bogus"], capture_output=True,
+                            text=True, env={**CHECKOUT_ENV, "PATH": ""})
+    assert result.returncode == 2 and "unrecognized arguments: --bogus" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_args_json_file_is_read_and_flags_after_it_win(tmp_path: Path) -> None:
+    (tmp_path / "args.json").write_text(json.dumps({"task": "multiplication", "max_steps": 7, "use_cpu": True,
+                                                    "report_to": "none", "output_dir": str(tmp_path / "a")}))
+    args = parse_train_args([str(tmp_path / "args.json"), "--max_steps", "9"])
+    assert (args.task, args.max_steps, args.use_cpu, args.report_to) == ("multiplication", 9, True, ["none"])
+    assert args.completion_only is True  # task recommendations still fill the unset fields
+
+
+@pytest.mark.skipif("wandb" in map(str, get_available_trackers()), reason="wandb is installed here")
+def test_a_tracker_that_is_not_installed_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"report_to wandb: not installed \(pip install wandb\)"):
+        NumberTrainingArguments(report_to=["wandb"])
+    with pytest.raises(ValueError, match="report_to none excludes other trackers"):
+        NumberTrainingArguments(report_to=["none", "tensorboard"])
+    assert NumberTrainingArguments(report_to="all").trackers == ["all"]  # those installed, none needed
+
+
+@pytest.fixture
+def fresh_accelerate_state():
+    """Accelerate's process-wide state, reset before and after (precision is fixed once it is set)."""
+    AcceleratorState._reset_state(reset_partial_state=True)
+    yield
+    AcceleratorState._reset_state(reset_partial_state=True)
+
+
+def test_mixed_precision_of_accelerate_launch_is_respected(monkeypatch, fresh_accelerate_state) -> None:
+    monkeypatch.delenv("ACCELERATE_MIXED_PRECISION", raising=False)
+    assert resolve_mixed_precision(NumberTrainingArguments(use_cpu=True)) == "no"
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "bf16")  # what `accelerate launch --mixed_precision bf16` sets
+    assert resolve_mixed_precision(NumberTrainingArguments(use_cpu=True)) is None  # Accelerate reads it
+    assert make_accelerator(NumberTrainingArguments(use_cpu=True)).mixed_precision == "bf16"
+    assert resolve_mixed_precision(NumberTrainingArguments(mixed_precision="no")) == "no"  # an explicit flag wins
+
+
+def test_a_launched_run_reports_the_launcher_precision(
+    tmp_path: Path, monkeypatch, fresh_accelerate_state, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "bf16")
+    cli_main(["train", "--task", "lookup", "--train_size", "32", "--eval_size", "4", "--hidden_size", "32",
+              "--num_layers", "1", "--num_heads", "2", "--vocab_size", "150", "--per_device_train_batch_size", "8",
+              "--max_steps", "2", "--save_steps", "0", "--eval_steps", "0", "--disable_tqdm", "--use_cpu",
+              "--output_dir", str(tmp_path / "run")])
+    assert "1 process(es) on cpu, mixed precision bf16" in capsys.readouterr().out
