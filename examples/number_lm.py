@@ -1,0 +1,256 @@
+"""What ``run_number_clm.py`` and ``run_number_mlm.py`` share: arguments, your files as a dataset,
+the number tokenizer, model and scaler, ``Trainer``, and the number evaluation.
+
+Like transformers' ``run_clm.py`` / ``run_mlm.py``: ``--train_file`` / ``--validation_file``
+(``.csv``, ``.json``/``.jsonl`` or ``.txt``, read by ``datasets.load_dataset``), a text column,
+every ``TrainingArguments`` flag (``Trainer`` trains, saves checkpoints and reports). What
+hf_numbers adds: each number of the text is one ``[NUM]`` token with its value, and after
+training the model predicts one number of every validation text (``--eval_number_index``, the
+last by default): from the text before it (causal LM) or masked in its place (masked LM).
+
+Example:
+    >>> from number_lm import run  # doctest: +SKIP
+    >>> metrics = run(causal=True, argv=["--train_file", "examples/data/seattle_weather_2014.csv",
+    ...                                  "--output_dir", "runs/clm", "--max_steps", "10"])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import datasets
+import numpy as np
+import torch
+import transformers
+from transformers import (
+    AutoConfig,
+    AutoModel,
+    AutoTokenizer,
+    HfArgumentParser,
+    Trainer,
+    TrainerCallback,
+    TrainingArguments,
+)
+
+from hf_numbers import BACKBONES, NUMBER_ENCODINGS, find_numbers, get_backbone, get_encoding
+from hf_numbers.data import NumberScaler, tokenize_dataset, train_number_tokenizer
+from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
+from hf_numbers.evaluation import compute_number_metrics
+from hf_numbers.evaluation.predict import predict_answers
+
+LOADERS = {".csv": "csv", ".json": "json", ".jsonl": "json", ".txt": "text"}
+
+
+@dataclass
+class ModelArguments:
+    """Which model to train: a saved one (``--model_name_or_path``) or a new small one."""
+
+    model_name_or_path: str | None = field(
+        default=None,
+        metadata={
+            "help": "A local folder: a number model (`hf-numbers train`'s final/ or checkpoint-<step>/, or this "
+            "script's output) to fine-tune, or a plain GPT-2/BERT/RoBERTa checkpoint to adapt to numbers. "
+            "Default: a new model and a tokenizer trained on --train_file."
+        },
+    )
+    backbone: str | None = field(
+        default=None, metadata={"help": f"A new model's backbone: one of {', '.join(BACKBONES)} (default per script)."}
+    )
+    number_encoding: str = field(default="xval", metadata={"help": f"One of {', '.join(NUMBER_ENCODINGS)}."})
+    hidden_size: int = field(default=128, metadata={"help": "A new model's width."})
+    num_layers: int = field(default=3, metadata={"help": "A new model's layers."})
+    num_heads: int = field(default=4, metadata={"help": "A new model's attention heads."})
+    vocab_size: int = field(default=1000, metadata={"help": "The vocabulary of a tokenizer trained for a new model."})
+    number_scaler: str = field(
+        default="standard",
+        metadata={"help": "How values are scaled for an encoding that needs it (xval): standard or maxabs."},
+    )
+
+
+@dataclass
+class DataArguments:
+    """Your files and how to read them."""
+
+    train_file: str = field(metadata={"help": "Training data: a .csv, .json/.jsonl or .txt file."})
+    validation_file: str | None = field(default=None, metadata={"help": "Validation data, same formats."})
+    validation_split_percentage: int = field(
+        default=10, metadata={"help": "Without --validation_file: the share of --train_file held out."}
+    )
+    text_column_name: str | None = field(
+        default=None, metadata={"help": "The text column of a CSV/JSON file; default: 'text', else the first column."}
+    )
+    max_seq_length: int = field(default=128, metadata={"help": "Texts are truncated to this many tokens."})
+    max_train_samples: int | None = field(default=None, metadata={"help": "Use at most this many training texts."})
+    max_eval_samples: int | None = field(default=None, metadata={"help": "Use at most this many validation texts."})
+    eval_number_index: int = field(
+        default=-1,
+        metadata={"help": "Which number of each validation text the model predicts after training (-1: the last)."},
+    )
+
+
+@dataclass
+class MaskingArguments:
+    """Masked LM only."""
+
+    mlm_probability: float = field(default=0.2, metadata={"help": "Probability of masking a token."})
+
+
+def load_texts(data: DataArguments, seed: int) -> datasets.DatasetDict:
+    """``train`` and ``validation`` splits with one column, ``text``, from the user's files.
+
+    Example:
+        >>> load_texts(DataArguments(train_file="examples/data/seattle_weather_2014.csv"), seed=0)  # doctest: +SKIP
+        DatasetDict({train: Dataset({features: ['text'], num_rows: 328}), validation: ...})
+    """
+    files = {"train": data.train_file, **({"validation": data.validation_file} if data.validation_file else {})}
+    suffixes = {Path(path).suffix for path in files.values()}
+    if len(suffixes) != 1 or not suffixes <= set(LOADERS):
+        raise ValueError(f"--train_file and --validation_file must both be one of {', '.join(LOADERS)}, got {files}")
+    raw = datasets.load_dataset(LOADERS[suffixes.pop()], data_files=files)
+    if "validation" not in raw:
+        raw = raw["train"].train_test_split(test_size=data.validation_split_percentage / 100, seed=seed)
+        raw = datasets.DatasetDict(train=raw["train"], validation=raw["test"])
+    columns = raw["train"].column_names
+    column = data.text_column_name or ("text" if "text" in columns else columns[0])
+    if column not in columns:
+        raise ValueError(f"--text_column_name {column!r} is not a column of the data; columns: {', '.join(columns)}")
+    limits = {"train": data.max_train_samples, "validation": data.max_eval_samples}
+    texts = {}
+    for split, rows in raw.items():
+        rows = rows.select(range(min(limits[split] or len(rows), len(rows)))).select_columns([column])
+        rows = rows if column == "text" else rows.rename_column(column, "text")
+        texts[split] = rows.filter(lambda row: bool(row["text"]))  # no empty lines
+    return datasets.DatasetDict(texts)
+
+
+def _values(texts: Sequence[str]) -> list[float]:
+    return [value for text in texts for _, _, value in find_numbers(text)]
+
+
+def _backbone_of(model_args: ModelArguments, causal: bool) -> tuple[Any, Any]:
+    """The backbone's spec and the saved config (None for a new model); ``ValueError`` for the wrong script."""
+    config = AutoConfig.from_pretrained(model_args.model_name_or_path) if model_args.model_name_or_path else None
+    if config is None:
+        spec = get_backbone(model_args.backbone)
+    else:  # a number model or a plain checkpoint: the backbone whose config class it uses
+        found = [s for s in BACKBONES.values() if type(config) in (s.config_class, s.plain_model_class.config_class)]
+        if not found:
+            raise ValueError(f"{model_args.model_name_or_path} holds a {type(config).__name__}; "
+                             f"supported: {', '.join(BACKBONES)}")
+        spec = found[0]
+    if spec.causal != causal:
+        raise ValueError(f"backbone {spec.name} is a {'causal' if spec.causal else 'masked'} LM; use the other script")
+    return spec, config
+
+
+def load_model(model_args: ModelArguments, texts: Sequence[str], causal: bool, max_length: int) -> tuple[Any, ...]:
+    """Model, tokenizer and number scaler: loaded, adapted from a plain checkpoint, or new for ``texts``.
+
+    Example:
+        >>> model, tokenizer, scaler = load_model(ModelArguments(backbone="gpt2"), texts, True, 128)  # doctest: +SKIP
+    """
+    spec, config = _backbone_of(model_args, causal)
+    path = model_args.model_name_or_path
+    if isinstance(config, spec.config_class):  # a number model, with its scaler where it has one
+        scaler_file = Path(path) / "number_scaler.json"
+        scaler = NumberScaler.from_pretrained(scaler_file) if scaler_file.is_file() else NumberScaler("identity")
+        return AutoModel.from_pretrained(path), AutoTokenizer.from_pretrained(path), scaler
+    encoding = get_encoding(model_args.number_encoding)
+    scaler = NumberScaler(model_args.number_scaler) if encoding.needs_scaling else NumberScaler("identity")
+    scaler.fit(_values(texts))
+    if config is not None:
+        tokenizer = spec.tokenizer_class.from_pretrained(path)
+        tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
+        model = spec.model_class.from_pretrained_backbone(path, tokenizer, number_encoding=encoding.name)
+        return model, tokenizer, scaler
+    tokenizer = train_number_tokenizer(texts, spec.name, model_args.vocab_size)
+    config = spec.new_config(
+        tokenizer, hidden_size=model_args.hidden_size, num_layers=model_args.num_layers,
+        num_heads=model_args.num_heads, max_length=max_length, number_encoding=encoding.name,
+        **encoding.fit_options(np.array(_values(texts), dtype=np.float64)),
+    )
+    return spec.model_class(config), tokenizer, scaler
+
+
+class SaveScaler(TrainerCallback):
+    """Save the number scaler into every checkpoint, next to the model and tokenizer ``Trainer`` saves."""
+
+    def __init__(self, scaler: NumberScaler) -> None:
+        self.scaler = scaler
+
+    def on_save(self, args: TrainingArguments, state: Any, control: Any, **kwargs: Any) -> None:
+        if state.is_world_process_zero:
+            self.scaler.save_pretrained(Path(args.output_dir) / f"checkpoint-{state.global_step}")
+
+
+def number_targets(texts: Sequence[str], tokenizer: Any, index: int, max_length: int, causal: bool) -> dict:
+    """The validation texts that hold number ``index`` within ``max_length`` tokens, its index and value.
+
+    A causal model cannot predict a text's first token, so a number there is left out.
+
+    Example:
+        >>> number_targets(["low 3 C, high 7.5 C"], tokenizer, -1, 128, causal=True)  # doctest: +SKIP
+        {'text': ['low 3 C, high 7.5 C'], 'answer_index': [1], 'answer': [7.5]}
+    """
+    kept: dict[str, list[Any]] = {"text": [], "answer_index": [], "answer": []}
+    encoded = tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]
+    for text, ids in zip(texts, encoded):
+        is_number = tokenizer.number_mask(torch.tensor(ids))
+        values = [value for _, _, value in find_numbers(text)]
+        position = index if index >= 0 else len(values) + index
+        if 0 <= position < int(is_number.sum()) and not (causal and position == 0 and is_number[0]):
+            kept["text"].append(text)
+            kept["answer_index"].append(position)
+            kept["answer"].append(values[position])
+    return kept
+
+
+def run(causal: bool, argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Parse the arguments, train with ``Trainer``, save, evaluate; return the evaluation metrics.
+
+    Example:
+        >>> run(causal=False, argv=["--train_file", "my.txt", "--output_dir", "runs/mlm"])  # doctest: +SKIP
+        {'eval_loss': ..., 'eval_number_mse': ..., ...}
+    """
+    kinds = (ModelArguments, DataArguments, TrainingArguments) + (() if causal else (MaskingArguments,))
+    parser = HfArgumentParser(kinds)
+    model_args, data_args, training_args, *masking = parser.parse_args_into_dataclasses(argv)
+    model_args.backbone = model_args.backbone or next(n for n, s in BACKBONES.items() if s.causal == causal)
+    if training_args.disable_tqdm:  # no bars for reading the files and for every save either
+        datasets.disable_progress_bars()
+        transformers.utils.logging.disable_progress_bar()
+    texts = load_texts(data_args, training_args.seed)
+    model, tokenizer, scaler = load_model(model_args, texts["train"]["text"], causal, data_args.max_seq_length)
+    tokenized = tokenize_dataset(texts, tokenizer, scaler, data_args.max_seq_length)
+    if causal:
+        collator = DataCollatorForNumberCausalLM(tokenizer)
+    else:
+        collator = DataCollatorForNumberMLM(tokenizer, masking[0].mlm_probability, seed=training_args.seed)
+    trainer = Trainer(
+        model=model, args=training_args, train_dataset=tokenized["train"], eval_dataset=tokenized["validation"],
+        data_collator=collator, processing_class=tokenizer, callbacks=[SaveScaler(scaler)],
+    )
+    train_result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+    trainer.save_model()  # model and tokenizer, loadable with from_pretrained
+    if trainer.is_world_process_zero():
+        scaler.save_pretrained(training_args.output_dir)
+    trainer.log_metrics("train", train_result.metrics)
+    trainer.save_metrics("train", train_result.metrics)
+
+    metrics = trainer.evaluate()
+    targets = number_targets(
+        texts["validation"]["text"], tokenizer, data_args.eval_number_index, data_args.max_seq_length, causal
+    )
+    if targets["text"]:
+        predictions = predict_answers(
+            trainer.model, tokenizer, targets["text"], targets["answer_index"], scaler,
+            max_length=data_args.max_seq_length,
+        )
+        numbers = compute_number_metrics(predictions, targets["answer"])
+        metrics |= {f"eval_number_{name}": value for name, value in numbers.items() if value is not None}
+    trainer.log_metrics("eval", metrics)
+    trainer.save_metrics("eval", metrics)
+    return metrics
