@@ -290,7 +290,7 @@ SCIENTIFIC_SIZE = [
     "4",
     "--max_steps",
     "2000",
-    "--per_device_batch_size",
+    "--per_device_train_batch_size",
     "64",
     "--data_seed",
     "1",
