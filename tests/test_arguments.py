@@ -4,6 +4,7 @@ code 2, an arguments JSON file, --report_to checked, and the settings of `accele
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import fields
@@ -20,7 +21,7 @@ from hf_numbers.training import NumberTrainingArguments, make_accelerator
 from hf_numbers.training.arguments import RENAMED
 from hf_numbers.training.loop import resolve_mixed_precision
 
-CHECKOUT_ENV = {"PYTHONPATH": str(Path(__file__).parents[1])}
+CHECKOUT_ENV = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1]))  # this checkout's hf_numbers
 
 
 def test_names_are_those_of_training_arguments() -> None:
@@ -68,7 +69,7 @@ def test_bad_arguments_are_usage_errors(tmp_path: Path, capsys: pytest.CaptureFi
 
 def test_the_command_exits_with_code_2_and_no_traceback() -> None:
     result = subprocess.run([sys.executable, "-m", "hf_numbers.cli", "train", "--bogus"], capture_output=True,
-                            text=True, env={**CHECKOUT_ENV, "PATH": ""})
+                            text=True, env=CHECKOUT_ENV)
     assert result.returncode == 2 and "unrecognized arguments: --bogus" in result.stderr
     assert "Traceback" not in result.stderr
 
