@@ -168,8 +168,8 @@ def test_number_encodings_still_need_a_number_token() -> None:
 # ---------------------------------------------------------------------- training builders
 def tiny_args(**overrides) -> NumberTrainingArguments:
     fields = dict(task="lookup", train_size=64, eval_size=8, hidden_size=32, num_layers=2, num_heads=2,
-                  vocab_size=150, per_device_batch_size=8, warmup_steps=1, logging_steps=2, progress_bar=False,
-                  cpu=True)  # fmt: skip
+                  vocab_size=150, per_device_train_batch_size=8, warmup_steps=1, logging_steps=2, disable_tqdm=True,
+                  use_cpu=True)  # fmt: skip
     return NumberTrainingArguments(**{**fields, **overrides})
 
 
@@ -284,7 +284,7 @@ def test_cli_train_and_evaluate(backbone: str, encoding: str, tmp_path: Path, ca
     run = tmp_path / "run"
     common = ["--task", "lookup", "--train_size", "64", "--eval_size", "8", "--hidden_size", "32"]
     cli_main(["train", *common, "--num_layers", "2", "--num_heads", "2", "--vocab_size", "150",
-              "--per_device_batch_size", "8", "--warmup_steps", "1", "--progress_bar", "false", "--cpu", "true",
+              "--per_device_train_batch_size", "8", "--warmup_steps", "1", "--disable_tqdm", "true", "--use_cpu", "true",
               "--backbone", backbone, "--number_encoding", encoding, "--max_steps", "3", "--save_steps", "0",
               "--eval_steps", "0", "--output_dir", str(run)])  # fmt: skip
     assert "invalid_rate" in capsys.readouterr().out
