@@ -256,7 +256,11 @@ def arithmetic_report(results: dict[str, dict[str, Any]], out: Path) -> list[str
         "'n/a' where the encoding cannot represent the task's numbers.",
         "",
     ]
-    keys = list(ARITHMETIC_TASKS)
+    # the tasks with at least one result (a CPU session may run a subset of the table: say which)
+    keys = [key for key in ARITHMETIC_TASKS if any(f"{key}-{e}" in results for e in ARITHMETIC_ENCODINGS)]
+    skipped = [key for key in ARITHMETIC_TASKS if key not in keys]
+    if skipped:
+        lines += [f"Not run yet: {', '.join(skipped)} (`--only` rows of this suite).", ""]
     lines += ["| encoding | " + " | ".join(keys) + " |", "|---|" + "---:|" * len(keys)]
     for encoding in ARITHMETIC_ENCODINGS:
         cells = []
@@ -276,6 +280,11 @@ def arithmetic_report(results: dict[str, dict[str, Any]], out: Path) -> list[str
         for encoding in ARITHMETIC_ENCODINGS:
             cells = [_result_cell(results.get(f"{key}-{encoding}"), metric, fmt) for key in keys]
             lines.append(f"| {encoding} | " + " | ".join(cells) + " |")
+    lines += ["", "**wall time of the run (training and evaluation)**", ""]
+    lines += ["| encoding | " + " | ".join(keys) + " |", "|---|" + "---:|" * len(keys)]
+    for encoding in ARITHMETIC_ENCODINGS:
+        walls = [results.get(f"{key}-{encoding}", {}).get("wall_s") for key in keys]
+        lines.append(f"| {encoding} | " + " | ".join("-" if w is None else _minutes(w) for w in walls) + " |")
     return lines
 
 
@@ -538,6 +547,19 @@ def machine() -> str:
     return f"{device}, {platform.machine()}, Python {platform.python_version()}, torch {torch.__version__}"
 
 
+def commit() -> str:
+    """The checkout's commit (short hash, ``+changes`` when files differ from it), or ``unknown``."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                                 capture_output=True, text=True)  # fmt: skip
+    except OSError:
+        return "unknown"
+    if head.returncode != 0:
+        return "unknown"
+    return head.stdout.strip() + ("+changes" if changed.stdout.strip() else "")
+
+
 def run_row(row: Row, suite: str, quick: bool, threads: int) -> dict[str, Any]:
     """Train one row through the CLI on ``threads`` threads; return its record (metrics, command, wall time...)."""
     run_dir = ROOT / "runs" / ("reproduce-quick" if quick else "reproduce") / suite / row.name
@@ -555,6 +577,7 @@ def run_row(row: Row, suite: str, quick: bool, threads: int) -> dict[str, Any]:
         "command": "hf-numbers train " + shlex.join([*row.argv, "--output_dir", f"runs/reproduce/{suite}/{row.name}"]),
         "wall_s": round(wall, 1),
         "machine": machine(),
+        "commit": commit(),
         "threads": threads,
         "date": time.strftime("%Y-%m-%d"),
         **row.cell,
@@ -618,6 +641,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     machines = sorted({r["machine"] for r in results.values()})
     total = sum(r["wall_s"] for r in results.values())
     lines += ["", f"Machine: {'; '.join(machines)}. Total wall time of the rows: {_minutes(total)}."]
+    commits = sorted({r.get("commit", "not recorded") for r in results.values()})
+    lines += [f"Commits the rows ran at: {', '.join(commits)}."]
+    notes = {name: r["note"] for name, r in results.items() if r.get("note")}
+    if notes:
+        lines += ["", "Notes:", *(f"- `{name}`: {note}" for name, note in notes.items())]
     failures = {name: r["error"] for name, r in results.items() if r.get("error")}
     if failures:
         lines += ["", "Rows that failed (shown as n/a):", *(f"- `{name}`: {error}" for name, error in failures.items())]
