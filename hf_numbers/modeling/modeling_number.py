@@ -1,8 +1,9 @@
-"""Number-aware GPT-2, BERT and RoBERTa: token logits plus number predictions.
+"""Number-aware GPT-2, BERT and RoBERTa, and what every number model shares.
 
 ``NumberGPT2ForCausalLM``, ``NumberBertForMaskedLM`` and ``NumberRobertaForMaskedLM`` subclass
 transformers' own classes, so plain GPT-2 / BERT / RoBERTa checkpoints load into them and
-reuse every weight. :class:`NumberModelMixin` holds everything the three share: the number
+reuse every weight (Llama and ModernBERT: ``modeling_number_llama.py``,
+``modeling_number_modernbert.py``). :class:`NumberModelMixin` holds everything they share: the number
 positions come from ``isin(input_ids, config.num_token_ids)``, the number encoding (see
 ``encodings.py``) replaces or transforms the word embeddings of those positions before
 position embeddings are added, and the loss is
@@ -72,8 +73,8 @@ class NumberModelMixin:
     accepts_loss_kwargs = False
     causal: bool = False
     normalized_embeddings: bool = False
-    """Whether the backbone's embedding module ends with a LayerNorm (BERT, RoBERTa): an encoding whose value
-    multiplies the embedding (xVal, ``scales_embedding``) is then applied to that module's output."""
+    """Whether the backbone's embedding module ends with a LayerNorm (BERT, RoBERTa, ModernBERT): an encoding whose
+    value multiplies the embedding (xVal, ``scales_embedding``) is then applied to that module's output."""
     output_class: type[ModelOutput] = NumberMaskedLMOutput
     number_encoding: NumberEncoding | None
     _numbers_after_norm: tuple[torch.Tensor, torch.Tensor] | None = None
@@ -122,7 +123,7 @@ class NumberModelMixin:
     def from_pretrained_backbone(
         cls, pretrained_model_name_or_path: str, tokenizer: Any, pad_to_multiple_of: int | None = None, **kwargs: Any
     ) -> Any:
-        """Load a plain GPT-2 / BERT / RoBERTa checkpoint and add the tokenizer's number tokens.
+        """Load a plain checkpoint of the backbone and add the tokenizer's number tokens.
 
         Every backbone weight is reused; the embeddings grow to ``len(tokenizer)`` (new rows
         initialised by transformers' mean resizing; ``pad_to_multiple_of``, e.g. 64, rounds the
@@ -164,8 +165,9 @@ class NumberModelMixin:
 
         Trainable afterwards: the number module and the token head's own parameters (BERT:
         ``cls.predictions.transform`` and the output bias; RoBERTa: ``lm_head.dense``,
-        ``lm_head.layer_norm`` and the bias; GPT-2: none). The token head's output matrix is
-        tied to the word embeddings, so it stays frozen, and so does the ``[NUM]`` row.
+        ``lm_head.layer_norm`` and the bias; ModernBERT: ``head`` and the decoder bias; GPT-2:
+        none; Llama: its untied ``lm_head``). An output matrix tied to the word embeddings
+        (all but Llama) stays frozen, and so does its ``[NUM]`` row.
         Sets ``config.freeze_backbone`` so that a reloaded model stays frozen.
 
         Example:
@@ -251,11 +253,12 @@ class NumberModelMixin:
             else:
                 embeds = self.number_encoding.embed(embeds, numbers, is_num)
         backbone_kwargs = {"past_key_values": past_key_values, "use_cache": use_cache} if self.causal else {}
+        if token_type_ids is not None:  # only when given: Llama and ModernBERT have no token types
+            backbone_kwargs["token_type_ids"] = token_type_ids
         try:
             outputs = self.base_model(
                 inputs_embeds=embeds,
                 attention_mask=attention_mask,
-                token_type_ids=token_type_ids,
                 position_ids=self._position_ids(input_ids, position_ids),
                 **backbone_kwargs,
                 **kwargs,

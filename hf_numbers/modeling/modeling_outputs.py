@@ -21,7 +21,7 @@ __all__ = ["NumberCausalLMOutput", "NumberMaskedLMOutput"]
 
 @dataclass
 class NumberCausalLMOutput(ModelOutput):
-    """Output of :class:`NumberGPT2ForCausalLM`.
+    """Output of the causal number models (:class:`NumberGPT2ForCausalLM`, ``NumberLlamaForCausalLM``).
 
     Attributes:
         loss: ``token_loss + number_loss_weight * number_loss`` (when ``labels`` are given).
@@ -45,7 +45,7 @@ class NumberCausalLMOutput(ModelOutput):
 
 @dataclass
 class NumberMaskedLMOutput(ModelOutput):
-    """Output of :class:`NumberBertForMaskedLM` and :class:`NumberRobertaForMaskedLM`.
+    """Output of the masked number models (BERT, RoBERTa, ModernBERT).
 
     Attributes:
         loss: ``token_loss + number_loss_weight * number_loss`` (when ``labels`` are given).
