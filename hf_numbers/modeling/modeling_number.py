@@ -176,8 +176,9 @@ class NumberModelMixin:
             {'cls', 'number_encoding'}
         """
         self.config.freeze_backbone = True
-        for parameter in self.base_model.parameters():
-            parameter.requires_grad_(False)
+        backbone = {id(parameter) for parameter in self.base_model.parameters()}
+        for parameter in self.parameters():  # resizing copies the tied head's frozen flag to its bias: set every one
+            parameter.requires_grad_(id(parameter) not in backbone)
 
     def save_pretrained(self, save_directory: Any, *args: Any, **kwargs: Any) -> Any:
         """transformers' ``save_pretrained``; ``auto_map`` also maps ``AutoModel`` to this class."""
