@@ -83,8 +83,8 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             args = NumberTrainingArguments(
                 task="lookup", backbone=backbone, number_encoding=encoding, output_dir=str(root / backbone),
                 train_size=128, eval_size=8, hidden_size=32, num_layers=2, num_heads=2, vocab_size=150,
-                per_device_batch_size=16, max_steps=30, learning_rate=3e-3, warmup_steps=2, eval_steps=0,
-                save_steps=0, logging_steps=10, progress_bar=False, cpu=True,
+                per_device_train_batch_size=16, max_steps=30, learning_rate=3e-3, warmup_steps=2, eval_steps=0,
+                save_steps=0, logging_steps=10, disable_tqdm=True, use_cpu=True,
             )
             finals[backbone] = Path(run_training(args)["final_dir"])
     script = _REMOTE_SCRIPT.format(function=textwrap.dedent(inspect.getsource(checkpoint_outputs)), prompts=PROMPTS)

@@ -16,7 +16,8 @@ from transformers import LlamaForCausalLM
 
 from .configuration_number import NumberLlamaConfig
 from .generation_number import NumberGenerationMixin
-from .modeling_number import NumberCausalLMOutput, NumberModelMixin
+from .modeling_number import NumberModelMixin
+from .modeling_outputs import NumberCausalLMOutput
 
 __all__ = ["NumberLlamaForCausalLM"]
 
