@@ -20,20 +20,22 @@ from pathlib import Path
 import torch
 import transformers
 
-from hf_numbers import NUMBER_ENCODINGS
+from hf_numbers import NUMBER_ENCODINGS_REGISTRY
 
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+WITH_MODULE = [name for name, cls in NUMBER_ENCODINGS_REGISTRY.items() if cls.has_number_module]
+"""The encodings with a number module: the text baselines are the plain backbone, nothing to compare."""
 
 
 def add_common_arguments(parser: argparse.ArgumentParser, output: Path) -> None:
-    """Model size (``--hidden``, ``--layers``, ``--heads``, ``--vocab``), ``--rounds``, ``--encodings``,
-    ``--threads``, ``--clock`` and ``--output`` (default ``output``)."""
+    """Model size (``--hidden``, ``--layers``, ``--heads``, ``--vocab``), ``--rounds``, ``--encodings`` (those
+    with a number module), ``--threads``, ``--clock`` and ``--output`` (default ``output``)."""
     parser.add_argument("--hidden", type=int, default=128, help="hidden size")
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--heads", type=int, default=4)
     parser.add_argument("--vocab", type=int, default=8000, help="vocabulary size, number tokens included")
     parser.add_argument("--rounds", type=int, default=6, help="alternating timing rounds per model pair")
-    parser.add_argument("--encodings", nargs="+", default=list(NUMBER_ENCODINGS), choices=list(NUMBER_ENCODINGS))
+    parser.add_argument("--encodings", nargs="+", default=WITH_MODULE, choices=WITH_MODULE)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (0: torch's default)")
     parser.add_argument(
         "--clock",
