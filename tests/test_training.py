@@ -295,7 +295,8 @@ def test_args_json_file_and_tensorboard(tmp_path: Path) -> None:
     assert scalars["train/loss"][-1][1] == pytest.approx(history[-2]["loss"], rel=1e-6)
     assert [step for step, _ in scalars["eval/loss"]] == [4]
     metrics = json.loads((run / "metrics.json").read_text())
-    assert scalars["test/invalid_rate"] == [(4, pytest.approx(metrics["test"]["invalid_rate"], rel=1e-6))]  # always a number
+    # invalid_rate is always a number (a 4-step model may write no valid answer)
+    assert scalars["test/invalid_rate"] == [(4, pytest.approx(metrics["test"]["invalid_rate"], rel=1e-6))]
 
 
 def test_encoding_options_are_fitted_to_the_data_unless_given() -> None:
@@ -323,7 +324,7 @@ def test_task_recommendations_fill_unset_arguments(tmp_path: Path) -> None:
     assert (fone.hidden_size, fone.num_layers, fone.train_size, fone.completion_only) == (256, 4, 6400, True)
     assert NumberTrainingArguments(task="fone_arithmetic", hidden_size=64, completion_only=False).hidden_size == 64
     assert NumberTrainingArguments(task="temperature").completion_only is False  # a series: every value is trained
-    assert NumberTrainingArguments(task="orbits").backbone == "bert"  # targets inside the text: masked LM
+    assert not BACKBONES[NumberTrainingArguments(task="orbits").backbone].causal  # targets inside the text: masked LM
     # a saved task is recognised by the record make-data writes
     options = ["--task_options", "operation=subtract", "int_digits=2"]
     cli_main(["make-data", "--task", "fone_arithmetic", "--output", str(tmp_path / "d"), "--train_size", "4",

@@ -3,8 +3,24 @@
 import transformers
 from transformers import AutoConfig, AutoModel, AutoTokenizer
 
-from .backbones import BACKBONE_CLASSES, BACKBONES, BYTE_LEVEL_BPE, WORDPIECE, BackboneSpec, SizeFields, get_backbone
-from .configuration_number import NumberBertConfig, NumberConfigFields, NumberGPT2Config, NumberRobertaConfig
+from .backbones import (
+    BACKBONE_CLASSES,
+    BACKBONES,
+    BYTE_LEVEL_BPE,
+    METASPACE_BPE,
+    WORDPIECE,
+    BackboneSpec,
+    SizeFields,
+    get_backbone,
+)
+from .configuration_number import (
+    NumberBertConfig,
+    NumberConfigFields,
+    NumberGPT2Config,
+    NumberLlamaConfig,
+    NumberModernBertConfig,
+    NumberRobertaConfig,
+)
 from .encoding_base import EncodingOption, NumberEncoding
 from .encoding_registry import (
     NUMBER_ENCODINGS,
@@ -24,6 +40,8 @@ from .modeling_number import (
     NumberModelMixin,
     NumberRobertaForMaskedLM,
 )
+from .modeling_number_llama import NumberLlamaForCausalLM
+from .modeling_number_modernbert import NumberModernBertForMaskedLM
 from .parsing import NEUTRAL_NUMBER, NumberSpan, find_numbers, format_number, replace_numbers
 from .tokenization_number import (
     NumberBertTokenizer,
@@ -31,6 +49,8 @@ from .tokenization_number import (
     NumberRobertaTokenizer,
     NumberTokenizerMixin,
 )
+from .tokenization_number_llama import NumberLlamaTokenizer
+from .tokenization_number_modernbert import NumberModernBertTokenizer
 
 
 def register_auto_classes() -> None:
@@ -68,6 +88,7 @@ __all__ = [
     "ExponentEncoding",
     "FloatBitEncoding",
     "FoNEEncoding",
+    "METASPACE_BPE",
     "NumberBertConfig",
     "NumberBertForMaskedLM",
     "NumberBertTokenizer",
@@ -78,8 +99,14 @@ __all__ = [
     "NumberGPT2ForCausalLM",
     "NumberGPT2Tokenizer",
     "NumberGenerateOutput",
+    "NumberLlamaConfig",
+    "NumberLlamaForCausalLM",
+    "NumberLlamaTokenizer",
     "NumberMaskedLMOutput",
     "NumberModelMixin",
+    "NumberModernBertConfig",
+    "NumberModernBertForMaskedLM",
+    "NumberModernBertTokenizer",
     "NumberRobertaConfig",
     "NumberRobertaForMaskedLM",
     "NumberRobertaTokenizer",

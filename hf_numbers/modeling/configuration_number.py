@@ -1,7 +1,7 @@
-"""Configurations of the number-aware GPT-2, BERT and RoBERTa models.
+"""Configurations of the number-aware GPT-2, BERT, RoBERTa, Llama and ModernBERT models.
 
-Each config subclasses the backbone's own config, so a plain GPT-2 / BERT / RoBERTa
-``config.json`` loads into it, and adds the number fields of :class:`NumberConfigFields`:
+Each config subclasses the backbone's own config, so a plain backbone's ``config.json``
+loads into it, and adds the number fields of :class:`NumberConfigFields`:
 the shared ones, and the options each registered encoding declares (``encoding_registry.py``).
 Every field is validated at construction with a ``ValueError`` that names the field and
 the allowed range; an encoding validates its own options.
@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 
 from huggingface_hub.dataclasses import strict
-from transformers import BertConfig, GPT2Config, RobertaConfig
+from transformers import BertConfig, GPT2Config, LlamaConfig, ModernBertConfig, RobertaConfig
 
 from .encoding_registry import NUMBER_ENCODINGS_REGISTRY, add_option_fields, get_encoding
 
@@ -112,9 +112,45 @@ class NumberRobertaConfig(RobertaConfig, NumberConfigFields):
         self._validate_number_fields()
 
 
+@strict
+class NumberLlamaConfig(LlamaConfig, NumberConfigFields):
+    """Llama config with number fields (see :class:`NumberConfigFields`).
+
+    Example:
+        >>> from hf_numbers import NumberLlamaConfig
+        >>> NumberLlamaConfig(hidden_size=32, num_attention_heads=2, number_encoding="fone").model_type
+        'number_llama'
+    """
+
+    model_type = "number_llama"
+
+    def __post_init__(self, **kwargs):
+        super().__post_init__(**kwargs)
+        self._validate_number_fields()
+
+
+@strict
+class NumberModernBertConfig(ModernBertConfig, NumberConfigFields):
+    """ModernBERT config with number fields (see :class:`NumberConfigFields`).
+
+    Example:
+        >>> from hf_numbers import NumberModernBertConfig
+        >>> NumberModernBertConfig(hidden_size=32, num_attention_heads=2, pad_token_id=0).model_type
+        'number_modernbert'
+    """
+
+    model_type = "number_modernbert"
+
+    def __post_init__(self, **kwargs):
+        super().__post_init__(**kwargs)
+        self._validate_number_fields()
+
+
 __all__ = [
     "NumberBertConfig",
     "NumberConfigFields",
     "NumberGPT2Config",
+    "NumberLlamaConfig",
+    "NumberModernBertConfig",
     "NumberRobertaConfig",
 ]

@@ -1,9 +1,11 @@
 """Producing numbers: generation for the causal model, mask filling for the masked models.
 
 :class:`NumberGenerationMixin` makes ``generate`` carry ``input_numbers`` between steps:
-after every step the number head's prediction at the last position becomes the value of the
-token just chosen, so a generated number token is fed back with its predicted value, and the
-output has ``numbers`` aligned with ``sequences``. :class:`NumberFillMaskMixin` adds
+the number head's prediction at the last position becomes the value of the token chosen there,
+so a generated number token is fed back with its predicted value, and the output has
+``numbers`` aligned with ``sequences``. The head runs only for steps that chose a number token
+(the forward skips it and keeps its input hidden states), which keeps generation close to the
+plain backbone's speed (``benchmarks/bench_generation.py``). :class:`NumberFillMaskMixin` adds
 ``fill_mask`` to the masked LMs.
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch.nn import functional as F
 from transformers import GenerationConfig
 from transformers.generation.configuration_utils import GenerationMode
 from transformers.generation.utils import GenerateDecoderOnlyOutput
@@ -41,12 +44,17 @@ class NumberGenerateOutput(GenerateDecoderOnlyOutput):
 
 
 class _NumberTrace:
-    """The running ``input_numbers`` of one ``generate`` call, readable after it returns."""
+    """The running ``input_numbers`` of one ``generate`` call, and the hidden states of its last step.
 
-    __slots__ = ("numbers",)
+    ``hidden`` is what the number head would read at the last position of the last forward; the
+    value of the token chosen there is decoded from it once that token is known to be a number.
+    """
+
+    __slots__ = ("numbers", "hidden")
 
     def __init__(self) -> None:
         self.numbers: torch.Tensor | None = None
+        self.hidden: torch.Tensor | None = None
 
 
 class NumberGenerationMixin:
@@ -97,11 +105,9 @@ class NumberGenerationMixin:
         )
         if isinstance(output, torch.Tensor):
             return output
-        sequences = output.sequences
-        generated_other = ~self.number_mask(sequences)
-        generated_other[:, : input_ids.shape[1]] = False
-        numbers = trace.numbers[:, : sequences.shape[1]].masked_fill(generated_other, NEUTRAL_NUMBER)
-        return NumberGenerateOutput(**output, numbers=numbers)
+        if trace.numbers.shape[1] == output.sequences.shape[1]:  # else transformers undid a last, extra step
+            self._set_chosen_numbers(output.sequences, trace)  # the last chosen tokens
+        return NumberGenerateOutput(**output, numbers=trace.numbers[:, : output.sequences.shape[1]])
 
     def _check_generation_mode(self, generation_config: GenerationConfig | None, kwargs: dict[str, Any]) -> None:
         config = copy.deepcopy(generation_config if generation_config is not None else self.generation_config)
@@ -122,12 +128,32 @@ class NumberGenerationMixin:
         number_trace: _NumberTrace | None = None,
         **kwargs: Any,
     ) -> dict[str, Any]:
-        """transformers' preparation plus ``input_numbers`` sliced like ``input_ids``."""
+        """transformers' preparation plus ``input_numbers`` sliced like ``input_ids``.
+
+        The values of the tokens chosen since the last forward are set first (:meth:`_set_chosen_numbers`);
+        the forward then skips the number head (``number_head=False``).
+        """
+        if number_trace is not None:
+            self._set_chosen_numbers(input_ids, number_trace)
+            kwargs["number_head"] = False
         model_inputs = super().prepare_inputs_for_generation(input_ids, **kwargs)
         if input_numbers is not None:
             length = model_inputs["input_ids"].shape[1]
             model_inputs["input_numbers"] = input_numbers[:, -length:].to(model_inputs["input_ids"].device)
         return model_inputs
+
+    def _set_chosen_numbers(self, input_ids: torch.LongTensor, trace: _NumberTrace) -> None:
+        """Write the value of each number token chosen at the last forward's positions into ``trace.numbers``.
+
+        The number head runs on the stored hidden states only if one of those tokens is a number token.
+        """
+        if trace.hidden is None:
+            return
+        chosen = self.number_mask(input_ids[:, -trace.hidden.shape[1] :])
+        if chosen.any():
+            values = self._number_head(trace.hidden)[1].to(trace.numbers.device)
+            trace.numbers[:, -chosen.shape[1] :] = torch.where(chosen, values, NEUTRAL_NUMBER)
+        trace.hidden = None
 
     def _update_model_kwargs_for_generation(
         self,
@@ -136,16 +162,19 @@ class NumberGenerationMixin:
         is_encoder_decoder: bool = False,
         num_new_tokens: int = 1,
     ) -> dict[str, Any]:
-        """Append the number head's last prediction(s) as the value(s) of the token(s) about to be chosen."""
+        """Append the value(s) of the token(s) about to be chosen: 1.0 until they are known to be numbers.
+
+        The last hidden states go into the trace; the next preparation (or the end of ``generate``)
+        decodes the values of the chosen number tokens from them.
+        """
         model_kwargs = super()._update_model_kwargs_for_generation(
             outputs, model_kwargs, is_encoder_decoder=is_encoder_decoder, num_new_tokens=num_new_tokens
         )
-        numbers = model_kwargs.get("input_numbers")
-        if numbers is not None:
-            predicted = outputs.number_predictions[:, -num_new_tokens:].to(numbers.device)
-            model_kwargs["input_numbers"] = torch.cat([numbers, predicted], dim=-1)
-            if model_kwargs.get("number_trace") is not None:
-                model_kwargs["number_trace"].numbers = model_kwargs["input_numbers"]
+        numbers, trace = model_kwargs.get("input_numbers"), model_kwargs.get("number_trace")
+        if numbers is not None and trace is not None:
+            model_kwargs["input_numbers"] = F.pad(numbers, (0, num_new_tokens), value=NEUTRAL_NUMBER)
+            trace.numbers = model_kwargs["input_numbers"]
+            trace.hidden = outputs.head_hidden_states[:, -num_new_tokens:]
         return model_kwargs
 
 

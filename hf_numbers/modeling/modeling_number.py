@@ -1,8 +1,9 @@
-"""Number-aware GPT-2, BERT and RoBERTa: token logits plus number predictions.
+"""Number-aware GPT-2, BERT and RoBERTa, and what every number model shares.
 
 ``NumberGPT2ForCausalLM``, ``NumberBertForMaskedLM`` and ``NumberRobertaForMaskedLM`` subclass
 transformers' own classes, so plain GPT-2 / BERT / RoBERTa checkpoints load into them and
-reuse every weight. :class:`NumberModelMixin` holds everything the three share: the number
+reuse every weight (Llama and ModernBERT: ``modeling_number_llama.py``,
+``modeling_number_modernbert.py``). :class:`NumberModelMixin` holds everything they share: the number
 positions come from ``isin(input_ids, config.num_token_ids)``, the number encoding (see
 ``encodings.py``) replaces or transforms the word embeddings of those positions before
 position embeddings are added, and the loss is
@@ -28,6 +29,7 @@ imports nothing from ``hf_numbers`` outside that folder.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import torch
@@ -72,11 +74,12 @@ class NumberModelMixin:
     accepts_loss_kwargs = False
     causal: bool = False
     normalized_embeddings: bool = False
-    """Whether the backbone's embedding module ends with a LayerNorm (BERT, RoBERTa): an encoding whose value
-    multiplies the embedding (xVal, ``scales_embedding``) is then applied to that module's output."""
+    """Whether the backbone's embedding module ends with a LayerNorm (BERT, RoBERTa, ModernBERT): an encoding whose
+    value multiplies the embedding (xVal, ``scales_embedding``) is then applied to that module's output."""
     output_class: type[ModelOutput] = NumberMaskedLMOutput
     number_encoding: NumberEncoding | None
     _numbers_after_norm: tuple[torch.Tensor, torch.Tensor] | None = None
+    _number_ids: tuple[tuple[Any, ...], torch.Tensor] | None = None
 
     def post_init(self) -> None:
         """Attach the number module (none for a text encoding), then run transformers' ``post_init``."""
@@ -122,7 +125,7 @@ class NumberModelMixin:
     def from_pretrained_backbone(
         cls, pretrained_model_name_or_path: str, tokenizer: Any, pad_to_multiple_of: int | None = None, **kwargs: Any
     ) -> Any:
-        """Load a plain GPT-2 / BERT / RoBERTa checkpoint and add the tokenizer's number tokens.
+        """Load a plain checkpoint of the backbone and add the tokenizer's number tokens.
 
         Every backbone weight is reused; the embeddings grow to ``len(tokenizer)`` (new rows
         initialised by transformers' mean resizing; ``pad_to_multiple_of``, e.g. 64, rounds the
@@ -164,8 +167,9 @@ class NumberModelMixin:
 
         Trainable afterwards: the number module and the token head's own parameters (BERT:
         ``cls.predictions.transform`` and the output bias; RoBERTa: ``lm_head.dense``,
-        ``lm_head.layer_norm`` and the bias; GPT-2: none). The token head's output matrix is
-        tied to the word embeddings, so it stays frozen, and so does the ``[NUM]`` row.
+        ``lm_head.layer_norm`` and the bias; ModernBERT: ``head`` and the decoder bias; GPT-2:
+        none; Llama: its untied ``lm_head``). An output matrix tied to the word embeddings
+        (all but Llama) stays frozen, and so does its ``[NUM]`` row.
         Sets ``config.freeze_backbone`` so that a reloaded model stays frozen.
 
         Example:
@@ -174,8 +178,9 @@ class NumberModelMixin:
             {'cls', 'number_encoding'}
         """
         self.config.freeze_backbone = True
-        for parameter in self.base_model.parameters():
-            parameter.requires_grad_(False)
+        backbone = {id(parameter) for parameter in self.base_model.parameters()}
+        for parameter in self.parameters():  # resizing copies the tied head's frozen flag to its bias: set every one
+            parameter.requires_grad_(id(parameter) not in backbone)
 
     def save_pretrained(self, save_directory: Any, *args: Any, **kwargs: Any) -> Any:
         """transformers' ``save_pretrained``; ``auto_map`` also maps ``AutoModel`` to this class."""
@@ -187,7 +192,10 @@ class NumberModelMixin:
     # ------------------------------------------------------------------ forward
     def number_mask(self, input_ids: torch.Tensor) -> torch.Tensor:
         """Bool mask of the number tokens (``isin(input_ids, config.num_token_ids)``)."""
-        return torch.isin(input_ids, torch.tensor(self.config.num_token_ids, device=input_ids.device))
+        key = (input_ids.device, *self.config.num_token_ids)
+        if self._number_ids is None or self._number_ids[0] != key:  # built once, not at every generation step
+            self._number_ids = (key, torch.tensor(key[1:], device=input_ids.device))
+        return torch.isin(input_ids, self._number_ids[1])
 
     def _checked_numbers(self, input_ids: torch.Tensor, input_numbers: Any, is_num: torch.Tensor) -> torch.Tensor:
         if input_numbers is None:
@@ -220,6 +228,7 @@ class NumberModelMixin:
         use_cache: bool | None = None,
         inputs_embeds: torch.Tensor | None = None,
         logits_to_keep: int | torch.Tensor = 0,
+        number_head: bool = True,
         **kwargs: Any,
     ) -> ModelOutput:
         """Token logits, number predictions and (with ``labels``) the combined loss.
@@ -232,6 +241,8 @@ class NumberModelMixin:
             number_labels: ``(B, L)`` target values, aligned like ``labels``. Causal LM: defaults
                 to ``input_numbers``. Masked LM: required where ``labels`` hold a number token.
             logits_to_keep: as in transformers (generation); not allowed with ``labels``.
+            number_head: False (causal LM, no ``labels``) skips the number head: ``number_predictions``
+                is None and ``head_hidden_states`` holds what it would read (``generate`` uses it).
             Other arguments are passed to the backbone.
 
         Example:
@@ -242,6 +253,8 @@ class NumberModelMixin:
             raise ValueError("number models take input_ids (number positions come from them), not inputs_embeds")
         if labels is not None and not (isinstance(logits_to_keep, int) and logits_to_keep == 0):
             raise ValueError("logits_to_keep cannot be combined with labels: the loss needs every position")
+        if not number_head and (labels is not None or not self.causal):
+            raise ValueError("number_head=False is for causal generation: without labels, on a causal LM")
         embeds = self.get_input_embeddings()(input_ids)
         if self.number_encoding is not None:  # a text encoding has none: its numbers are ordinary tokens
             is_num = self.number_mask(input_ids)
@@ -251,11 +264,12 @@ class NumberModelMixin:
             else:
                 embeds = self.number_encoding.embed(embeds, numbers, is_num)
         backbone_kwargs = {"past_key_values": past_key_values, "use_cache": use_cache} if self.causal else {}
+        if token_type_ids is not None:  # only when given: Llama and ModernBERT have no token types
+            backbone_kwargs["token_type_ids"] = token_type_ids
         try:
             outputs = self.base_model(
                 inputs_embeds=embeds,
                 attention_mask=attention_mask,
-                token_type_ids=token_type_ids,
                 position_ids=self._position_ids(input_ids, position_ids),
                 **backbone_kwargs,
                 **kwargs,
@@ -269,25 +283,32 @@ class NumberModelMixin:
             if labels is not None:
                 loss = token_loss = self._token_loss(logits, labels)
                 number_loss = torch.zeros_like(token_loss)
-        else:
-            with autocast_disabled(hidden_states.device):  # the number path is never bf16/fp16, even under autocast
-                head_output = self.number_encoding.head(hidden_states.to(self.number_encoding.compute_dtype))
-                head_output = head_output.to(torch.promote_types(head_output.dtype, torch.float32))
-                if labels is not None:
+        elif number_head:
+            head_output, number_predictions = self._number_head(hidden_states)
+            if labels is not None:
+                with autocast_disabled(hidden_states.device):  # the number path is never bf16/fp16
                     token_loss, number_loss = self._losses(logits, head_output, labels, number_labels, numbers)
-                    loss = token_loss + self.config.number_loss_weight * number_loss
-                number_predictions = self.number_encoding.decode(head_output)
-        cache = {"past_key_values": outputs.past_key_values} if self.causal else {}
+                loss = token_loss + self.config.number_loss_weight * number_loss
+        causal = {"past_key_values": outputs.past_key_values} if self.causal else {}
+        if not number_head:
+            causal["head_hidden_states"] = hidden_states
         return self.output_class(
             loss=loss,
             logits=logits,
             number_predictions=number_predictions,
             token_loss=token_loss,
             number_loss=number_loss,
-            **cache,
+            **causal,
             hidden_states=outputs.hidden_states,
             attentions=outputs.attentions,
         )
+
+    def _number_head(self, hidden_states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The number head's output (float32 or wider) and its decoded float64 values; never bf16/fp16."""
+        with autocast_disabled(hidden_states.device):
+            head_output = self.number_encoding.head(hidden_states.to(self.number_encoding.compute_dtype))
+            head_output = head_output.to(torch.promote_types(head_output.dtype, torch.float32))
+            return head_output, self.number_encoding.decode(head_output)
 
     def _losses(
         self,
@@ -325,6 +346,11 @@ class NumberModelMixin:
             labels = F.pad(labels[:, 1:], (0, 1), value=-100)
         token_sum = F.cross_entropy(logits.flatten(0, -2).float(), labels.flatten(), ignore_index=-100, reduction="sum")
         return token_sum / (labels != -100).sum().clamp(min=1)
+
+
+# transformers reads the signature of a registered (remote-code) model's forward at every generation step;
+# a precomputed one makes that a look-up (0.1 ms a step, a few % of a small model's step)
+NumberModelMixin.forward.__signature__ = inspect.signature(NumberModelMixin.forward)
 
 
 class NumberGPT2ForCausalLM(NumberGenerationMixin, NumberModelMixin, GPT2LMHeadModel):
