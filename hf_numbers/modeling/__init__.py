@@ -4,6 +4,7 @@ import transformers
 from transformers import AutoConfig, AutoModel, AutoTokenizer
 
 from .backbones import BACKBONE_CLASSES, BACKBONES, BYTE_LEVEL_BPE, WORDPIECE, BackboneSpec, SizeFields, get_backbone
+from .checks import check_tokenizer_matches
 from .configuration_number import NumberBertConfig, NumberConfigFields, NumberGPT2Config, NumberRobertaConfig
 from .encoding_base import EncodingOption, NumberEncoding
 from .encoding_registry import (
@@ -90,6 +91,7 @@ __all__ = [
     "XValEncoding",
     "add_option_fields",
     "build_number_encoding",
+    "check_tokenizer_matches",
     "encoding_options",
     "find_numbers",
     "format_number",
