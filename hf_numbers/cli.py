@@ -28,7 +28,7 @@ import transformers
 from tqdm.contrib.logging import logging_redirect_tqdm
 from transformers import HfArgumentParser
 
-from .data import TASKS, load_task, parse_task_options, save_task
+from .data import TASKS, load_task, parse_task_options, recorded_task, save_task
 from .evaluation import compute_number_metrics, evaluate_splits, format_metrics_table
 from .strict_json import write_json
 from .training import NumberTrainingArguments, build_dataset, load_trained, run_training
@@ -178,12 +178,26 @@ def _evaluate(argv: Sequence[str]) -> None:
         help="Truncate texts to this many tokens (default: the training run's, else 128).",
     )
     parser.add_argument("--output_dir", default=None, help="Where to write metrics and plot (default: checkpoint).")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="Evaluate on a task other than the one the run was trained on (training_args.json); its scaler and "
+        "answers are the training task's, so the metrics may mean little.",
+    )
     args = parser.parse_args(argv)
     if not (args.task or args.data_dir):
         parser.error("give --task or --data_dir")
+    record = Path(args.checkpoint).parent / "training_args.json"
+    trained = json.loads(record.read_text()) if record.is_file() else {}
     if args.max_length is None:
-        record = Path(args.checkpoint).parent / "training_args.json"
-        args.max_length = json.loads(record.read_text())["max_length"] if record.is_file() else 128
+        args.max_length = trained.get("max_length", 128)
+    trained_task = (recorded_task(trained["data_dir"]) if trained.get("data_dir") else None) or trained.get("task")
+    task = (recorded_task(args.data_dir) if args.data_dir else None) or args.task
+    if trained_task and task and task != trained_task and not args.force:
+        parser.error(
+            f"the run of {args.checkpoint} was trained on task {trained_task!r} ({record}), not {task!r}: its scaler "
+            "and the answers it learned are that task's, so the metrics would mislead; pass --force to evaluate anyway"
+        )
     model, tokenizer, scaler = load_trained(args.checkpoint)
     dataset = load_task(args.task, data_dir=args.data_dir, train_size=1, eval_size=args.eval_size, seed=args.seed)
     summary = evaluate_splits(model, tokenizer, scaler, dataset, args.max_length, args.output_dir or args.checkpoint)

@@ -21,6 +21,7 @@ from .configuration_number import (
     NumberModernBertConfig,
     NumberRobertaConfig,
 )
+from .checks import check_tokenizer_matches
 from .encoding_base import EncodingOption, NumberEncoding
 from .encoding_registry import (
     NUMBER_ENCODINGS,
@@ -117,6 +118,7 @@ __all__ = [
     "XValEncoding",
     "add_option_fields",
     "build_number_encoding",
+    "check_tokenizer_matches",
     "encoding_options",
     "find_numbers",
     "format_number",

@@ -217,4 +217,4 @@ class NumberEncoding(nn.Module, abc.ABC):
         """
         self.check_numbers(number_labels, mask, name="number_labels")
         per_item = self._item_losses(head_output[mask], number_labels[mask].double())
-        return per_item.sum() / mask.sum().clamp(min=1)
+        return (per_item.sum() / mask.sum().clamp(min=1)).to(head_output.dtype)

@@ -25,6 +25,7 @@ from transformers.generation.configuration_utils import GenerationMode
 from transformers.generation.utils import GenerateDecoderOnlyOutput
 from transformers.utils import ModelOutput
 
+from .checks import check_neutral_elsewhere, to_float64
 from .parsing import NEUTRAL_NUMBER
 
 __all__ = ["NumberFillMaskMixin", "NumberGenerateOutput", "NumberGenerationMixin"]
@@ -95,11 +96,14 @@ class NumberGenerationMixin:
             raise ValueError("the prompt contains number tokens but input_numbers is None; pass their values")
         if input_numbers is None:
             input_numbers = torch.full(input_ids.shape, NEUTRAL_NUMBER, dtype=torch.float64, device=input_ids.device)
+        input_numbers = to_float64(input_numbers, input_ids.device)
+        if input_numbers.shape == input_ids.shape:  # (forward reports another shape)
+            check_neutral_elsewhere(input_ids, input_numbers, self.number_mask(input_ids), self.config.num_token_ids)
         trace = _NumberTrace()
         output = super().generate(
             inputs,
             generation_config,
-            input_numbers=torch.as_tensor(input_numbers, device=input_ids.device).double(),
+            input_numbers=input_numbers,
             number_trace=trace,
             **kwargs,
         )
@@ -131,15 +135,19 @@ class NumberGenerationMixin:
         """transformers' preparation plus ``input_numbers`` sliced like ``input_ids``.
 
         The values of the tokens chosen since the last forward are set first (:meth:`_set_chosen_numbers`);
-        the forward then skips the number head (``number_head=False``).
+        the forward then skips the number head (``number_head=False``). A generated token that is not a
+        number token gets the neutral 1.0 (only a number token carries a value).
         """
         if number_trace is not None:
             self._set_chosen_numbers(input_ids, number_trace)
             kwargs["number_head"] = False
         model_inputs = super().prepare_inputs_for_generation(input_ids, **kwargs)
         if input_numbers is not None:
-            length = model_inputs["input_ids"].shape[1]
-            model_inputs["input_numbers"] = input_numbers[:, -length:].to(model_inputs["input_ids"].device)
+            ids = model_inputs["input_ids"]
+            numbers = input_numbers[:, -ids.shape[1] :].to(ids.device)
+            if numbers.shape == ids.shape:  # (forward reports another shape)
+                numbers = numbers.masked_fill(~self.number_mask(ids), NEUTRAL_NUMBER)
+            model_inputs["input_numbers"] = numbers
         return model_inputs
 
     def _set_chosen_numbers(self, input_ids: torch.LongTensor, trace: _NumberTrace) -> None:
@@ -210,7 +218,7 @@ class NumberFillMaskMixin:
         if input_numbers is None:
             numbers = torch.full(input_ids.shape, NEUTRAL_NUMBER, dtype=torch.float64, device=input_ids.device)
         else:
-            numbers = torch.as_tensor(input_numbers, device=input_ids.device).double()
+            numbers = to_float64(input_numbers, input_ids.device)
         numbers = torch.where(masked, NEUTRAL_NUMBER, numbers)
         if outputs.number_predictions is None:  # a text encoding
             return ids, numbers

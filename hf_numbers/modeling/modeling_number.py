@@ -42,6 +42,7 @@ from transformers.models.roberta.modeling_roberta import RobertaEmbeddings
 from transformers.utils import ModelOutput
 from transformers.utils.generic import can_return_tuple
 
+from .checks import check_number_weights, checked_input_numbers, saved_config_dict, to_float64
 from .configuration_number import NumberBertConfig, NumberGPT2Config, NumberRobertaConfig
 from .encoding_base import NumberEncoding, autocast_disabled
 from .encoding_registry import build_number_encoding
@@ -57,7 +58,6 @@ __all__ = [
     "NumberModelMixin",
     "NumberRobertaForMaskedLM",
 ]
-
 
 class NumberModelMixin:
     """Number handling shared by the ``Number*`` models.
@@ -148,12 +148,25 @@ class NumberModelMixin:
         return model
 
     @classmethod
-    def from_pretrained(cls, *args: Any, **kwargs: Any) -> Any:
-        """transformers' ``from_pretrained``; the backbone stays frozen if ``config.freeze_backbone``."""
-        model = super().from_pretrained(*args, **kwargs)
+    def from_pretrained(cls, pretrained_model_name_or_path: Any, *args: Any, **kwargs: Any) -> Any:
+        """transformers' ``from_pretrained``; the backbone stays frozen if ``config.freeze_backbone``.
+
+        A saved number checkpoint (this class's ``model_type``) must hold its encoding's config
+        fields (checked by the config's ``from_dict``; keyword arguments that set one count) and its
+        number module's weights (:func:`check_number_weights`): a ``ValueError`` names what is missing
+        instead of loading defaults or random weights. Another ``number_encoding`` than the saved one
+        starts a new number module on purpose.
+        """
+        saved = saved_config_dict(cls.config_class, pretrained_model_name_or_path, kwargs)
+        wants_info = kwargs.pop("output_loading_info", False)
+        model, info = super().from_pretrained(pretrained_model_name_or_path, *args, output_loading_info=True, **kwargs)
+        if saved.get("model_type") == cls.config_class.model_type and saved.get("number_encoding") == (
+            model.config.number_encoding
+        ):
+            check_number_weights(info, model.config.number_encoding)
         if model.config.freeze_backbone:
             model.freeze_backbone()
-        return model
+        return (model, info) if wants_info else model
 
     def resize_token_embeddings(self, *args: Any, **kwargs: Any) -> nn.Embedding:
         """transformers' ``resize_token_embeddings``; keeps the backbone frozen if ``config.freeze_backbone``."""
@@ -196,23 +209,6 @@ class NumberModelMixin:
         if self._number_ids is None or self._number_ids[0] != key:  # built once, not at every generation step
             self._number_ids = (key, torch.tensor(key[1:], device=input_ids.device))
         return torch.isin(input_ids, self._number_ids[1])
-
-    def _checked_numbers(self, input_ids: torch.Tensor, input_numbers: Any, is_num: torch.Tensor) -> torch.Tensor:
-        if input_numbers is None:
-            if is_num.any():
-                raise ValueError("input_ids contain number tokens but input_numbers is None; pass their values")
-            return torch.full(input_ids.shape, NEUTRAL_NUMBER, dtype=torch.float64, device=input_ids.device)
-        numbers = torch.as_tensor(input_numbers, device=input_ids.device)
-        if numbers.shape != input_ids.shape:
-            raise ValueError(
-                f"input_numbers has shape {tuple(numbers.shape)} but input_ids has shape {tuple(input_ids.shape)}; "
-                "they must match (one value per token)"
-            )
-        if numbers.is_complex() or numbers.dtype == torch.bool:
-            raise ValueError(f"input_numbers must hold real numbers (float64 preferred), got dtype {numbers.dtype}")
-        numbers = numbers.double()
-        self.number_encoding.check_numbers(numbers, is_num)
-        return numbers
 
     @can_return_tuple
     def forward(
@@ -258,7 +254,9 @@ class NumberModelMixin:
         embeds = self.get_input_embeddings()(input_ids)
         if self.number_encoding is not None:  # a text encoding has none: its numbers are ordinary tokens
             is_num = self.number_mask(input_ids)
-            numbers = self._checked_numbers(input_ids, input_numbers, is_num)
+            numbers = checked_input_numbers(
+                input_ids, input_numbers, is_num, self.number_encoding, self.config.num_token_ids
+            )
             if self._embeds_after_norm:  # the embedding module's hook applies the encoding to its normalised output
                 self._numbers_after_norm = (numbers, is_num)
             else:
@@ -322,7 +320,7 @@ class NumberModelMixin:
         if number_labels is None and self.causal:
             number_labels = numbers
         if number_labels is not None:
-            number_labels = torch.as_tensor(number_labels, device=labels.device).double()
+            number_labels = to_float64(number_labels, labels.device)
             if number_labels.shape != labels.shape:
                 raise ValueError(
                     f"number_labels has shape {tuple(number_labels.shape)} but labels has shape "

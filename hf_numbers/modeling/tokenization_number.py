@@ -74,6 +74,12 @@ class NumberTokenizerMixin:
         **kwargs: Any,
     ):
         super().__init__(*args, **kwargs)
+        backend, special = self.backend_tokenizer, set(self.all_special_tokens)  # without tokenizer.json: only these
+        if backend.get_vocab_size(False) <= len(special) and set(backend.get_vocab(False)) <= special:
+            raise ValueError(
+                f"the tokenizer has no vocabulary: {kwargs.get('name_or_path') or 'its folder'} lacks tokenizer.json "
+                "(or the vocabulary files); save the tokenizer there again (tokenizer.save_pretrained)"
+            )
         if not num_token or num_token != num_token.strip():
             raise ValueError(f"num_token must be a non-empty string without surrounding spaces, got {num_token!r}")
         if number_scheme not in (None, "text", *NUMBER_SCHEMES):

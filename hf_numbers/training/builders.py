@@ -102,10 +102,22 @@ def build_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetD
     """A pretrained backbone adapted to numbers, or a new small model sized by ``args``.
 
     With ``dataset``, the encoding's options are fitted to its numbers (see :func:`encoding_options_for`).
+    The tokenizer's ``model_max_length`` becomes the model's positions (at most), so that it is saved
+    with the tokenizer and ``truncation=True`` cuts a text to what the model can read.
 
     Example:
         >>> model = build_model(args, tokenizer, dataset)  # doctest: +SKIP
+        >>> tokenizer.model_max_length  # doctest: +SKIP
+        128
     """
+    model = _new_model(args, tokenizer, dataset)
+    spec = args.backbone_spec
+    positions = getattr(model.config, spec.size_fields.positions) - spec.position_offset
+    tokenizer.model_max_length = min(tokenizer.model_max_length, positions)
+    return model
+
+
+def _new_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetDict | None) -> Any:
     spec = args.backbone_spec
     number_fields = {
         "number_encoding": args.number_encoding,

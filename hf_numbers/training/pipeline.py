@@ -19,6 +19,7 @@ from ..data import NumberScaler
 from ..data.checks import check_answers_tokenized
 from ..data.loading import tokenize_dataset
 from ..evaluation import evaluate_splits
+from ..modeling import check_tokenizer_matches
 from .arguments import NumberTrainingArguments
 from .builders import build_dataset, build_model, build_tokenizer, make_collator, make_scaler
 from .checkpoints import replace_folder
@@ -84,8 +85,13 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
 def load_trained(path: str | Path) -> tuple[Any, Any, NumberScaler]:
     """Load a folder written by :func:`run_training` with the Auto classes: model, tokenizer, scaler.
 
+    ``ValueError`` when its parts do not belong together (see :func:`~hf_numbers.check_tokenizer_matches`)
+    or a part is incomplete (config fields, number weights or tokenizer files missing).
+
     Example:
         >>> model, tokenizer, scaler = load_trained("runs/demo/final")  # doctest: +SKIP
     """
     model = AutoModel.from_pretrained(path)
-    return model, AutoTokenizer.from_pretrained(path), NumberScaler.from_pretrained(path)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    check_tokenizer_matches(model, tokenizer)
+    return model, tokenizer, NumberScaler.from_pretrained(path)
