@@ -13,6 +13,7 @@ from .backbones import (
     SizeFields,
     get_backbone,
 )
+from .checks import check_tokenizer_matches
 from .configuration_number import (
     NumberBertConfig,
     NumberConfigFields,
@@ -21,7 +22,6 @@ from .configuration_number import (
     NumberModernBertConfig,
     NumberRobertaConfig,
 )
-from .checks import check_tokenizer_matches
 from .encoding_base import EncodingOption, NumberEncoding
 from .encoding_registry import (
     NUMBER_ENCODINGS,
