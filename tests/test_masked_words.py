@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from model_helpers import MASKED, one_thread
+from model_helpers import MASKED, one_thread, tiny_args
 from safetensors.torch import load_file
 from transformers import BertTokenizer
 
@@ -223,8 +223,15 @@ def _tiny_bert(tok, encoding: str = "float"):
     spec = BACKBONES["bert"]
     torch.manual_seed(0)
     config = spec.new_config(
-        tok, hidden_size=32, num_layers=2, num_heads=2, max_length=64, number_encoding=encoding,
-        **dict.fromkeys(spec.dropout_fields, 0.0), exponent_min=0.1, exponent_max=1e4,
+        tok,
+        hidden_size=32,
+        num_layers=2,
+        num_heads=2,
+        max_length=64,
+        number_encoding=encoding,
+        **dict.fromkeys(spec.dropout_fields, 0.0),
+        exponent_min=0.1,
+        exponent_max=1e4,
     )
     return spec.model_class(config).eval()
 
@@ -273,7 +280,7 @@ def test_text_only_arguments_follow_the_task_and_refuse_conflicts() -> None:
 
 def test_frozen_minilm_trains_head_and_number_module_only(real_bert_dir: Path, tmp_path: Path) -> None:
     """The paper's set-up end to end, tiny: the real MiniLM frozen, text-only masking, masked-word metrics."""
-    args = NumberTrainingArguments(
+    args = tiny_args(
         task="numeracy_words",
         pretrained=str(real_bert_dir),
         freeze_backbone=True,
@@ -282,13 +289,9 @@ def test_frozen_minilm_trains_head_and_number_module_only(real_bert_dir: Path, t
         eval_size=3,
         max_steps=2,
         per_device_batch_size=4,
-        warmup_steps=0,
         eval_steps=0,
         save_steps=0,
-        logging_steps=1,
         output_dir=str(tmp_path),
-        progress_bar=False,
-        cpu=True,
     )
     summary = run_training(args)
     for split in ("validation", "test"):
