@@ -61,38 +61,16 @@ def test_text_only_masks_words_never_numbers_or_specials(name: str, tokenizers, 
     assert torch.equal(some["input_numbers"], plain["input_numbers"]) and (some["number_labels"] == 1.0).all()
 
 
-class DigitsAsText:
-    """The number tokenizer's vocabulary with numbers left as digit sub-words and no number token, as a
-    tokenizer that writes numbers as text does (the paper's default embeddings)."""
-
-    num_token_ids: list[int] = []
-
-    def __init__(self, number_tokenizer, plain_tokenizer):
-        self._number, self._plain = number_tokenizer, plain_tokenizer
-
-    def __call__(self, texts, **kwargs):
-        enc = self._plain(texts, **kwargs)
-        ids = enc["input_ids"]
-        enc["input_numbers"] = [[1.0] * len(row) for row in ids] if isinstance(ids[0], list) else [1.0] * len(ids)
-        return enc
-
-    def number_mask(self, ids):
-        return torch.zeros_like(ids, dtype=torch.bool) if torch.is_tensor(ids) else np.zeros(np.shape(ids), bool)
-
-    def __len__(self) -> int:
-        return len(self._number)
-
-    def __getattr__(self, name: str):
-        return getattr(self._number, name)
-
-
 @pytest.fixture(scope="module")
-def digits_as_text(real_bert_dir: Path) -> DigitsAsText:
-    number = BACKBONES["bert"].tokenizer_class.from_pretrained(real_bert_dir)
-    return DigitsAsText(number, BertTokenizer.from_pretrained(real_bert_dir))
+def digits_as_text(real_bert_dir: Path):
+    """MiniLM's tokenizer with numbers as ordinary text (the `text` encoding, the paper's default embeddings):
+    digits are WordPiece tokens, there is no number token."""
+    tok = BACKBONES["bert"].tokenizer_class.from_pretrained(real_bert_dir, number_scheme="text")
+    assert tok.num_token_ids == []
+    return tok
 
 
-def test_numbers_written_as_text_are_marked_and_never_masked(digits_as_text: DigitsAsText, words) -> None:
+def test_numbers_written_as_text_are_marked_and_never_masked(digits_as_text, words) -> None:
     tok = digits_as_text
     texts = words["test"]["text"][:12]
     flags = number_token_masks(tok, texts)
@@ -278,17 +256,18 @@ def test_text_only_arguments_follow_the_task_and_refuse_conflicts() -> None:
         NumberTrainingArguments(task="lookup", backbone="bert", text_only=True, completion_only=True)
 
 
-def test_frozen_minilm_trains_head_and_number_module_only(real_bert_dir: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("encoding", ["text", "exponent", "float"])  # the paper's default, exponent and float
+def test_frozen_minilm_trains_head_and_number_module_only(encoding: str, real_bert_dir: Path, tmp_path: Path) -> None:
     """The paper's set-up end to end, tiny: the real MiniLM frozen, text-only masking, masked-word metrics."""
     args = tiny_args(
         task="numeracy_words",
         pretrained=str(real_bert_dir),
         freeze_backbone=True,
-        number_encoding="exponent",
+        number_encoding=encoding,
         train_size=16,
         eval_size=3,
         max_steps=2,
-        per_device_batch_size=4,
+        per_device_train_batch_size=4,
         eval_steps=0,
         save_steps=0,
         output_dir=str(tmp_path),
@@ -300,6 +279,12 @@ def test_frozen_minilm_trains_head_and_number_module_only(real_bert_dir: Path, t
         assert math.isfinite(metrics["masked_perplexity"]) and math.isfinite(metrics["target_perplexity"])
     trained = load_file(str(tmp_path / "final" / "model.safetensors"))
     original = load_file(str(real_bert_dir / "model.safetensors"))
-    name = "encoder.layer.0.attention.self.query.weight"
-    assert torch.equal(trained[f"bert.{name}"], original[name])  # the trunk did not move
+    trunk = [name for name in original if not name.startswith("pooler.") and not name.endswith("position_ids")]
+    assert trunk and all(f"bert.{name}" in trained for name in trunk)
+    vocab = original["embeddings.word_embeddings.weight"].shape[0]
+    for name in trunk:  # the trunk did not move (the [NUM] row a number encoding adds is not in the original)
+        assert torch.equal(trained[f"bert.{name}"][: vocab if "word_embeddings" in name else None], original[name])
+    reloaded = BACKBONES["bert"].model_class.from_pretrained(tmp_path / "final")  # stays frozen
+    trainable = {name.split(".")[0] for name, p in reloaded.named_parameters() if p.requires_grad}
+    assert trainable == ({"cls"} if encoding == "text" else {"cls", "number_encoding"})  # text: no number module
     assert (tmp_path / "metrics.json").is_file()
