@@ -277,7 +277,8 @@ def test_args_json_file_and_tensorboard(tmp_path: Path) -> None:
     assert scalars["train/loss"][-1][1] == pytest.approx(history[-2]["loss"], rel=1e-6)
     assert [step for step, _ in scalars["eval/loss"]] == [4]
     metrics = json.loads((run / "metrics.json").read_text())
-    assert scalars["test/invalid_rate"] == [(4, pytest.approx(metrics["test"]["invalid_rate"], rel=1e-6))]  # always a number
+    # the invalid rate is always a number (a 4-step model may write no valid answer)
+    assert scalars["test/invalid_rate"] == [(4, pytest.approx(metrics["test"]["invalid_rate"], rel=1e-6))]
 
 
 def test_encoding_options_are_fitted_to_the_data_unless_given() -> None:
