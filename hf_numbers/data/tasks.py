@@ -107,7 +107,7 @@ TASKS: dict[str, TaskSpec] = {
             "eval_size": 300,
             "max_steps": 250,
             "per_device_train_batch_size": 32,
-            "learning_rate": 1e-3,
+            "learning_rate": 5e-3,  # a frozen trunk: only the head and the number module learn
             "warmup_steps": 50,
         },
     ),
