@@ -155,7 +155,7 @@ def _train(argv: Sequence[str]) -> dict:
     if "metrics" in summary:  # the main process: it evaluated and saved
         print(f"\nResults after {summary['steps']} steps (final training loss {summary['last_train_loss']:.4f}):")
         print(format_metrics_table(summary["metrics"]))
-        print(f"plots: {', '.join(summary['plots'])}\nmodel, tokenizer and scaler: {summary['final_dir']}")
+        print(f"plots: {', '.join(summary['plots']) or 'none'}\nmodel, tokenizer and scaler: {summary['final_dir']}")
     return summary
 
 
@@ -184,6 +184,13 @@ def _evaluate(argv: Sequence[str]) -> None:
         help="Evaluate on a task other than the one the run was trained on (training_args.json); its scaler and "
         "answers are the training task's, so the metrics may mean little.",
     )
+    parser.add_argument(
+        "--masked_words",
+        choices=("true", "false"),
+        default=None,
+        help="Add masked-word perplexity and top-k accuracy (each text token masked alone) to every split; "
+        "default: true if the training run used --text_only. Splits with a target word always get them.",
+    )
     args = parser.parse_args(argv)
     if not (args.task or args.data_dir):
         parser.error("give --task or --data_dir")
@@ -198,11 +205,13 @@ def _evaluate(argv: Sequence[str]) -> None:
             f"the run of {args.checkpoint} was trained on task {trained_task!r} ({record}), not {task!r}: its scaler "
             "and the answers it learned are that task's, so the metrics would mislead; pass --force to evaluate anyway"
         )
+    masked_words = bool(trained.get("text_only")) if args.masked_words is None else args.masked_words == "true"
     model, tokenizer, scaler = load_trained(args.checkpoint)
     dataset = load_task(args.task, data_dir=args.data_dir, train_size=1, eval_size=args.eval_size, seed=args.seed)
-    summary = evaluate_splits(model, tokenizer, scaler, dataset, args.max_length, args.output_dir or args.checkpoint)
+    output_dir = args.output_dir or args.checkpoint
+    summary = evaluate_splits(model, tokenizer, scaler, dataset, args.max_length, output_dir, masked_words)
     print(format_metrics_table(summary["metrics"]))
-    print(f"plot: {summary['plot']}")
+    print(f"plot: {summary['plot'] or 'none'}")
 
 
 def _demo(argv: Sequence[str]) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from model_helpers import CAUSAL, MASKED, ONE_PER_KIND
+from model_helpers import CAUSAL, MASKED, ONE_PER_KIND, tiny_args
 from safetensors.torch import load_file
 from transformers import AutoModel, AutoTokenizer, Trainer, TrainingArguments
 
@@ -62,24 +62,6 @@ TINY = [
     "--use_cpu",
     "true",
 ]
-
-
-def tiny_args(**overrides) -> NumberTrainingArguments:
-    fields = dict(
-        task="lookup",
-        train_size=256,
-        eval_size=16,
-        hidden_size=32,
-        num_layers=2,
-        num_heads=2,
-        vocab_size=150,
-        per_device_train_batch_size=8,
-        warmup_steps=2,
-        logging_steps=2,
-        disable_tqdm=True,
-        use_cpu=True,
-    )
-    return NumberTrainingArguments(**{**fields, **overrides})
 
 
 def prepared(args: NumberTrainingArguments):

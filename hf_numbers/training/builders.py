@@ -140,7 +140,8 @@ def _new_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetDi
 
 
 def make_collator(args: NumberTrainingArguments, tokenizer: Any) -> Any:
-    """The collator of the backbone's kind: causal LM labels, or masked-LM masking (``completion_only``: the answer).
+    """The collator of the backbone's kind: causal LM labels, or masked-LM masking (``completion_only``: the
+    answer; ``text_only``: words only, numbers visible).
 
     MLM masks are seeded by batch content (``args.seed``): exact resume, the same evaluation
     masks every time.
@@ -151,5 +152,9 @@ def make_collator(args: NumberTrainingArguments, tokenizer: Any) -> Any:
     if args.causal:
         return DataCollatorForNumberCausalLM(tokenizer, completion_only=args.completion_only)
     return DataCollatorForNumberMLM(
-        tokenizer, mlm_probability=args.mlm_probability, seed=args.seed, completion_only=args.completion_only
+        tokenizer,
+        mlm_probability=args.mlm_probability,
+        seed=args.seed,
+        completion_only=args.completion_only,
+        text_only=args.text_only,
     )

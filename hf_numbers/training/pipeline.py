@@ -53,7 +53,14 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
         tokenizer = build_tokenizer(args, dataset)
         model = build_model(args, tokenizer, dataset)
         # a causal LM learns where an answer ends (the text's last token is then the end-of-text token)
-        tokenized = tokenize_dataset(dataset, tokenizer, scaler, args.max_length, end_with_eos=args.causal)
+        tokenized = tokenize_dataset(
+            dataset,
+            tokenizer,
+            scaler,
+            args.max_length,
+            end_with_eos=args.causal,
+            number_token_mask=args.text_only,
+        )
     check_answers_tokenized(dataset, tokenized, tokenizer, args.max_length, end_with_eos=args.causal)
     model, result = train_model(
         model, tokenized["train"], make_collator(args, tokenizer), args, tokenized.get("validation"),
@@ -72,7 +79,9 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
             shutil.rmtree(staging.parent)
         for part in (model, tokenizer, scaler):
             part.save_pretrained(staging)
-        summary |= evaluate_splits(model, tokenizer, scaler, dataset, args.max_length, args.output_dir)
+        summary |= evaluate_splits(
+            model, tokenizer, scaler, dataset, args.max_length, args.output_dir, masked_words=args.text_only
+        )
         write_model_card(staging, args, args.task_name, summary, scaler)
         replace_folder(staging, final)
         staging.parent.rmdir()
