@@ -6,6 +6,7 @@ import ast
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -172,7 +173,10 @@ DISTRIBUTED_SCRIPT = textwrap.dedent(
 
 def _run_two_processes(script: Path, output_dir: Path, *extra: str) -> list[dict]:
     """Run ``script`` on 2 CPU processes (gloo) with the checked-out hf_numbers; each rank's result."""
-    command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29517",
+    with socket.socket() as probe:  # a free port: a fixed one collides with another test session on the machine
+        probe.bind(("127.0.0.1", 0))
+        port = str(probe.getsockname()[1])
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", port,
                str(script), str(output_dir), *extra]
     env = dict(CHECKOUT_ENV, OMP_NUM_THREADS="1")
     result = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
