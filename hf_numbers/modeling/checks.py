@@ -56,7 +56,10 @@ def to_float64(values: Any, device: torch.device | str | None = None) -> torch.T
         12.34
     """
     if not isinstance(values, torch.Tensor):
-        values = torch.from_numpy(np.array(values))
+        converted = torch.as_tensor(values)  # torch's own conversion (numpy arrays, lists of tensors)
+        if converted.is_floating_point() and not isinstance(values, np.ndarray):
+            converted = torch.as_tensor(values, dtype=torch.float64)  # Python floats as float64, not float32
+        values = converted
     values = values.to(device) if device is not None else values
     return values if values.is_complex() or values.dtype == torch.bool else values.double()
 
