@@ -129,7 +129,7 @@ def parse_train_args(argv: Sequence[str], prog: str = "hf-numbers train") -> Num
         NumberTrainingArguments,
         prog=prog,
         description="Train a number-aware model, evaluate it, save it with its tokenizer "
-        "and scaler to <output_dir>/final, and write metrics.json and a plot. The arguments can come from a "
+        "to <output_dir>/final, and write metrics.json and a plot. The arguments can come from a "
         "JSON file given first (`hf-numbers train args.json`, e.g. a run's training_args.json).",
     )
     argv = list(argv)
@@ -155,7 +155,7 @@ def _train(argv: Sequence[str]) -> dict:
     if "metrics" in summary:  # the main process: it evaluated and saved
         print(f"\nResults after {summary['steps']} steps (final training loss {summary['last_train_loss']:.4f}):")
         print(format_metrics_table(summary["metrics"]))
-        print(f"plots: {', '.join(summary['plots'])}\nmodel, tokenizer and scaler: {summary['final_dir']}")
+        print(f"plots: {', '.join(summary['plots'])}\nmodel and tokenizer: {summary['final_dir']}")
     return summary
 
 
@@ -184,9 +184,9 @@ def _evaluate(argv: Sequence[str]) -> None:
     if args.max_length is None:
         record = Path(args.checkpoint).parent / "training_args.json"
         args.max_length = json.loads(record.read_text())["max_length"] if record.is_file() else 128
-    model, tokenizer, scaler = load_trained(args.checkpoint)
+    model, tokenizer = load_trained(args.checkpoint)
     dataset = load_task(args.task, data_dir=args.data_dir, train_size=1, eval_size=args.eval_size, seed=args.seed)
-    summary = evaluate_splits(model, tokenizer, scaler, dataset, args.max_length, args.output_dir or args.checkpoint)
+    summary = evaluate_splits(model, tokenizer, dataset, args.max_length, args.output_dir or args.checkpoint)
     print(format_metrics_table(summary["metrics"]))
     print(f"plot: {summary['plot']}")
 
@@ -201,15 +201,13 @@ def _demo(argv: Sequence[str]) -> None:
         f"R2 {baseline['r2']:.4f}"
     )
 
-    model, tokenizer, scaler = load_trained(summary["final_dir"])
+    model, tokenizer = load_trained(summary["final_dir"])  # the model applies its number scaling itself
     example = test[0]
     enc = tokenizer(example["prompt"], return_tensors="pt")
-    enc["input_numbers"] = scaler.apply_at_numbers(enc["input_ids"], enc["input_numbers"], tokenizer.num_token_ids)
     out = model.generate(
         **enc, max_new_tokens=3, do_sample=False, return_dict_in_generate=True, pad_token_id=tokenizer.pad_token_id
     )
-    numbers = scaler.apply_at_numbers(out.sequences, out.numbers, tokenizer.num_token_ids, inverse=True)
-    text = tokenizer.decode(out.sequences[0], input_numbers=numbers[0], skip_special_tokens=True)
+    text = tokenizer.decode(out.sequences[0], input_numbers=out.numbers[0], skip_special_tokens=True)
     print(f"\nReloaded {type(model).__name__} from {summary['final_dir']} with AutoModel.from_pretrained.")
     print(f"Greedy generation after a test prompt (true next value {example['answer_text']}):\n  ...{text[-90:]}")
 

@@ -192,11 +192,11 @@ def test_builders_fit_the_scheme_and_build_its_tokenizer_and_model() -> None:
     assert model.config.scheme_min_exponent == low and model.config.num_token_ids == []
     assert make_scaler(args, dataset).kind == "identity"
     check_answers_tokenized(
-        dataset, tokenize_dataset(dataset, tokenizer, make_scaler(args, dataset), 128), tokenizer, 128
+        dataset, tokenize_dataset(dataset, tokenizer, 128), tokenizer, 128
     )
     with pytest.raises(ValueError, match=r"its answer is number \d+ of the text, but the tokenized text holds"):
         check_answers_tokenized(
-            dataset, tokenize_dataset(dataset, tokenizer, make_scaler(args, dataset), 12), tokenizer, 12
+            dataset, tokenize_dataset(dataset, tokenizer, 12), tokenizer, 12
         )
     text = build_tokenizer(tiny_args(number_encoding="text"), dataset)
     assert text.number_scheme == "text" and text.scheme is None
@@ -284,7 +284,8 @@ def test_cli_train_and_evaluate(backbone: str, encoding: str, tmp_path: Path, ca
     run = tmp_path / "run"
     common = ["--task", "lookup", "--train_size", "64", "--eval_size", "8", "--hidden_size", "32"]
     cli_main(["train", *common, "--num_layers", "2", "--num_heads", "2", "--vocab_size", "150",
-              "--per_device_train_batch_size", "8", "--warmup_steps", "1", "--disable_tqdm", "true", "--use_cpu", "true",
+              "--per_device_train_batch_size", "8", "--warmup_steps", "1", "--disable_tqdm", "true",
+              "--use_cpu", "true",
               "--backbone", backbone, "--number_encoding", encoding, "--max_steps", "3", "--save_steps", "0",
               "--eval_steps", "0", "--output_dir", str(run)])  # fmt: skip
     assert "invalid_rate" in capsys.readouterr().out

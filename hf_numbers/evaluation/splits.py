@@ -18,21 +18,21 @@ __all__ = ["evaluate_splits"]
 
 
 def evaluate_splits(
-    model: Any, tokenizer: Any, scaler: Any, dataset: Mapping[str, Any], max_length: int, output_dir: str | Path
+    model: Any, tokenizer: Any, dataset: Mapping[str, Any], max_length: int, output_dir: str | Path
 ) -> dict[str, Any]:
     """Metrics of every non-training split, its plots, ``metrics.json`` and ``predictions.json`` in ``output_dir``.
 
     Every split except ``train`` is scored (:func:`predict_answers`, then
     :func:`compute_number_metrics`, exact match at the answers' written precision). Plots: the
     predicted-vs-true scatter, and for each ``test_ood_<column>`` split the prediction against
-    the held-out parameter. ``scaler`` (a ``NumberScaler``) maps values to and from the model.
+    the held-out parameter. Values are the data's own (the model applies its number scaling).
     ``predictions.json`` holds, per split, every prediction (None where invalid) and reference,
     for analyses beyond the metrics (e.g. comparing encodings example by example).
 
     Returns ``{"metrics": {split: metrics}, "plot": first plot path, "plots": every plot path}``.
 
     Example:
-        >>> summary = evaluate_splits(model, tokenizer, scaler, dataset, 128, "runs/eval")  # doctest: +SKIP
+        >>> summary = evaluate_splits(model, tokenizer, dataset, 128, "runs/eval")  # doctest: +SKIP
         >>> summary["metrics"]["test"]["mse"]  # doctest: +SKIP
     """
     output_dir = Path(output_dir)
@@ -40,7 +40,7 @@ def evaluate_splits(
     splits = [split for split in dataset if split != "train"]
     for split in splits:
         data = dataset[split]
-        preds = predict_answers(model, tokenizer, data["text"], data["answer_index"], scaler, max_length=max_length)
+        preds = predict_answers(model, tokenizer, data["text"], data["answer_index"], max_length=max_length)
         # exact match at the answers' written precision (a float32 or continuous prediction of
         # 1.53 counts when it rounds to 1.53)
         decimals = max(len(text.partition(".")[2]) for text in data["answer_text"])

@@ -19,6 +19,7 @@ from huggingface_hub.dataclasses import strict
 from transformers import BertConfig, GPT2Config, RobertaConfig
 
 from .encoding_registry import NUMBER_ENCODINGS_REGISTRY, add_option_fields, get_encoding
+from .number_scaling import NumberScaling
 
 
 @dataclass
@@ -35,6 +36,10 @@ class NumberConfigFields:
             Defaults to ``[num_token_id]``.
         number_loss_weight: weight of the number loss added to the token loss (>= 0).
         freeze_backbone: leave only the number module and heads trainable.
+        number_scaling_shift, number_scaling_scale, number_scaling_log: the map between the data's
+            values and the model's, applied inside the model (``number_scaling.py``): inputs and labels
+            are raw values, predictions come back raw. Identity by default; fitted for xVal by
+            ``model.fit_number_scaling(values)`` or ``hf_numbers.data.NumberScaler(...).fit(values).config_fields()``.
         and one field per option of every registered encoding (``encoding_options()``, such as
             ``fone_int_digits``), whichever encoding is selected, validated by that encoding.
     """
@@ -44,6 +49,9 @@ class NumberConfigFields:
     num_token_ids: list[int] | None = None
     number_loss_weight: float = 1.0
     freeze_backbone: bool = False
+    number_scaling_shift: float = 0.0
+    number_scaling_scale: float = 1.0
+    number_scaling_log: bool = False
 
     def _validate_number_fields(self) -> None:
         get_encoding(self.number_encoding)  # a ValueError listing the registered encodings
@@ -56,6 +64,8 @@ class NumberConfigFields:
             raise ValueError(f"num_token_ids={self.num_token_ids} must contain num_token_id={self.num_token_id}")
         if not (math.isfinite(self.number_loss_weight) and self.number_loss_weight >= 0):
             raise ValueError(f"number_loss_weight must be a finite number >= 0, got {self.number_loss_weight}")
+        scaling = NumberScaling.from_config(self)  # a ValueError naming the scaling field
+        self.number_scaling_shift, self.number_scaling_scale = scaling.shift, scaling.scale  # floats in config.json
         for encoding in NUMBER_ENCODINGS_REGISTRY.values():
             encoding.validate_options(self)
 

@@ -65,7 +65,8 @@ class NumberGenerationMixin:
 
         Pass ``input_numbers`` (the tokenizer's, shape of ``input_ids``) with the prompt. With
         ``return_dict_in_generate=True`` the result is a :class:`NumberGenerateOutput` whose
-        ``numbers`` align with ``sequences``; otherwise only the token ids are returned, as in
+        ``numbers`` align with ``sequences``, in the data's units (the config's number scaling is
+        applied inside; a generated value is fed back as predicted); otherwise only the token ids are returned, as in
         transformers. Works with greedy search and sampling, with or without the KV cache and
         for left-padded batches. Beam search, assisted decoding and chunked prefill raise
         ``ValueError`` (the values of reordered beams or draft tokens are not tracked). A text
@@ -87,11 +88,21 @@ class NumberGenerationMixin:
             raise ValueError("the prompt contains number tokens but input_numbers is None; pass their values")
         if input_numbers is None:
             input_numbers = torch.full(input_ids.shape, NEUTRAL_NUMBER, dtype=torch.float64, device=input_ids.device)
+        prompt_numbers = torch.as_tensor(input_numbers, device=input_ids.device).double()
+        if prompt_numbers.shape != input_ids.shape:
+            raise ValueError(
+                f"input_numbers has shape {tuple(prompt_numbers.shape)} but input_ids has shape "
+                f"{tuple(input_ids.shape)}; they must match (one value per token)"
+            )
+        # the loop runs in the model's units, so a generated value is fed back exactly as predicted
+        scaling = self.number_scaling
+        model_numbers = torch.where(self.number_mask(input_ids), scaling.transform(prompt_numbers), prompt_numbers)
         trace = _NumberTrace()
         output = super().generate(
             inputs,
             generation_config,
-            input_numbers=torch.as_tensor(input_numbers, device=input_ids.device).double(),
+            input_numbers=model_numbers,
+            scaled_numbers=True,
             number_trace=trace,
             **kwargs,
         )
@@ -100,7 +111,8 @@ class NumberGenerationMixin:
         sequences = output.sequences
         generated_other = ~self.number_mask(sequences)
         generated_other[:, : input_ids.shape[1]] = False
-        numbers = trace.numbers[:, : sequences.shape[1]].masked_fill(generated_other, NEUTRAL_NUMBER)
+        numbers = scaling.inverse(trace.numbers[:, : sequences.shape[1]]).masked_fill(generated_other, NEUTRAL_NUMBER)
+        numbers[:, : input_ids.shape[1]] = prompt_numbers  # the prompt's values as given
         return NumberGenerateOutput(**output, numbers=numbers)
 
     def _check_generation_mode(self, generation_config: GenerationConfig | None, kwargs: dict[str, Any]) -> None:
@@ -120,13 +132,15 @@ class NumberGenerationMixin:
         input_ids: torch.LongTensor,
         input_numbers: torch.Tensor | None = None,
         number_trace: _NumberTrace | None = None,
+        scaled_numbers: bool = False,
         **kwargs: Any,
     ) -> dict[str, Any]:
-        """transformers' preparation plus ``input_numbers`` sliced like ``input_ids``."""
+        """transformers' preparation plus ``input_numbers`` sliced like ``input_ids`` (and ``scaled_numbers``)."""
         model_inputs = super().prepare_inputs_for_generation(input_ids, **kwargs)
         if input_numbers is not None:
             length = model_inputs["input_ids"].shape[1]
             model_inputs["input_numbers"] = input_numbers[:, -length:].to(model_inputs["input_ids"].device)
+        model_inputs["scaled_numbers"] = scaled_numbers
         return model_inputs
 
     def _update_model_kwargs_for_generation(
@@ -165,7 +179,7 @@ class NumberFillMaskMixin:
         """Fill every ``mask_token_id`` position with its most likely token, and numbers with their value.
 
         Returns ``(ids, numbers)``: the ids with each masked position replaced by the token
-        head's argmax; the float64 numbers with the number head's decoded value where that
+        head's argmax; the float64 numbers (the data's units) with the number head's value where that
         token is a number token and 1.0 (the tokenizer's fill value) at other filled positions.
         Other positions keep their ids and values. ``kwargs`` go to ``forward``. A text encoding
         fills tokens only (its numbers are tokens; ``numbers`` stays 1.0 at filled positions).

@@ -28,6 +28,7 @@ imports nothing from ``hf_numbers`` outside that folder.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import torch
@@ -45,6 +46,7 @@ from .encoding_base import NumberEncoding, autocast_disabled
 from .encoding_registry import build_number_encoding
 from .generation_number import NumberFillMaskMixin, NumberGenerationMixin
 from .modeling_outputs import NumberCausalLMOutput, NumberMaskedLMOutput
+from .number_scaling import NumberScalingMixin
 from .parsing import NEUTRAL_NUMBER
 
 __all__ = [
@@ -57,14 +59,16 @@ __all__ = [
 ]
 
 
-class NumberModelMixin:
+class NumberModelMixin(NumberScalingMixin):
     """Number handling shared by the ``Number*`` models.
 
     A backbone's subclass adds only its token head (``_token_logits``) and, where the backbone
     derives position ids from ``input_ids`` (RoBERTa), ``_position_ids``: the backbone itself
     only sees embeddings.
 
-    The number module lives in ``self.number_encoding`` (input embedding and number head).
+    The number module lives in ``self.number_encoding`` (input embedding and number head). Values
+    go in and come out in the data's units: the config's number scaling (``number_scaling.py``;
+    :meth:`fit_number_scaling`) maps them to and from the module's inside the model.
     With ``config.freeze_backbone`` (or after :meth:`freeze_backbone`) only it and the token
     head's own parameters are trainable; see :meth:`freeze_backbone`.
     """
@@ -145,11 +149,17 @@ class NumberModelMixin:
         return model
 
     @classmethod
-    def from_pretrained(cls, *args: Any, **kwargs: Any) -> Any:
-        """transformers' ``from_pretrained``; the backbone stays frozen if ``config.freeze_backbone``."""
-        model = super().from_pretrained(*args, **kwargs)
+    def from_pretrained(cls, pretrained_model_name_or_path: Any, *args: Any, **kwargs: Any) -> Any:
+        """transformers' ``from_pretrained``; the backbone stays frozen if ``config.freeze_backbone``.
+
+        A local folder of an older hf_numbers checkpoint, whose scaling sits in ``number_scaler.json``
+        beside the model, has it moved into the config (a warning says so).
+        """
+        model = super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
         if model.config.freeze_backbone:
             model.freeze_backbone()
+        if isinstance(pretrained_model_name_or_path, (str, os.PathLike)):
+            model._move_legacy_scaler(os.path.join(pretrained_model_name_or_path, kwargs.get("subfolder") or ""))
         return model
 
     def resize_token_embeddings(self, *args: Any, **kwargs: Any) -> nn.Embedding:
@@ -189,7 +199,10 @@ class NumberModelMixin:
         """Bool mask of the number tokens (``isin(input_ids, config.num_token_ids)``)."""
         return torch.isin(input_ids, torch.tensor(self.config.num_token_ids, device=input_ids.device))
 
-    def _checked_numbers(self, input_ids: torch.Tensor, input_numbers: Any, is_num: torch.Tensor) -> torch.Tensor:
+    def _checked_numbers(
+        self, input_ids: torch.Tensor, input_numbers: Any, is_num: torch.Tensor, scaled: bool
+    ) -> torch.Tensor:
+        """``input_numbers`` as float64 model values (scaled at number tokens unless ``scaled``), checked."""
         if input_numbers is None:
             if is_num.any():
                 raise ValueError("input_ids contain number tokens but input_numbers is None; pass their values")
@@ -203,7 +216,12 @@ class NumberModelMixin:
         if numbers.is_complex() or numbers.dtype == torch.bool:
             raise ValueError(f"input_numbers must hold real numbers (float64 preferred), got dtype {numbers.dtype}")
         numbers = numbers.double()
-        self.number_encoding.check_numbers(numbers, is_num)
+        scaling = self.number_scaling
+        if scaled or scaling.is_identity:
+            self.number_encoding.check_numbers(numbers, is_num)
+            return numbers
+        numbers = torch.where(is_num, scaling.transform(numbers), numbers)
+        self.number_encoding.check_numbers(numbers, is_num, name="input_numbers (after the config's number scaling)")
         return numbers
 
     @can_return_tuple
@@ -220,19 +238,25 @@ class NumberModelMixin:
         use_cache: bool | None = None,
         inputs_embeds: torch.Tensor | None = None,
         logits_to_keep: int | torch.Tensor = 0,
+        scaled_numbers: bool = False,
         **kwargs: Any,
     ) -> ModelOutput:
         """Token logits, number predictions and (with ``labels``) the combined loss.
 
         Args:
             input_ids: ``(B, L)`` token ids; number tokens are ``config.num_token_ids``.
-            input_numbers: ``(B, L)`` values (float64 kept); read only at number tokens.
-                May be None when there are no number tokens (ignored by a text encoding).
+            input_numbers: ``(B, L)`` values in the data's units (float64 kept); read only at number
+                tokens. May be None when there are no number tokens (ignored by a text encoding).
             labels: token labels (-100 = ignored). Causal LM: shifted inside, as in GPT-2.
-            number_labels: ``(B, L)`` target values, aligned like ``labels``. Causal LM: defaults
-                to ``input_numbers``. Masked LM: required where ``labels`` hold a number token.
+            number_labels: ``(B, L)`` target values in the data's units, aligned like ``labels``. Causal
+                LM: defaults to ``input_numbers``. Masked LM: required where ``labels`` hold a number token.
             logits_to_keep: as in transformers (generation); not allowed with ``labels``.
+            scaled_numbers: ``input_numbers`` and ``number_labels`` are already in the model's units (the
+                config's number scaling applied) and ``number_predictions`` stay in them (``generate`` uses it).
             Other arguments are passed to the backbone.
+
+        Returns ``number_predictions``, the decoded value at every position in the data's units
+        (±inf where a log scaling's inverse overflows float64).
 
         Example:
             >>> out = model(input_ids=ids, input_numbers=nums, labels=ids)  # doctest: +SKIP
@@ -245,7 +269,7 @@ class NumberModelMixin:
         embeds = self.get_input_embeddings()(input_ids)
         if self.number_encoding is not None:  # a text encoding has none: its numbers are ordinary tokens
             is_num = self.number_mask(input_ids)
-            numbers = self._checked_numbers(input_ids, input_numbers, is_num)
+            numbers = self._checked_numbers(input_ids, input_numbers, is_num, scaled_numbers)
             if self._embeds_after_norm:  # the embedding module's hook applies the encoding to its normalised output
                 self._numbers_after_norm = (numbers, is_num)
             else:
@@ -274,9 +298,14 @@ class NumberModelMixin:
                 head_output = self.number_encoding.head(hidden_states.to(self.number_encoding.compute_dtype))
                 head_output = head_output.to(torch.promote_types(head_output.dtype, torch.float32))
                 if labels is not None:
+                    if number_labels is not None and not scaled_numbers:
+                        number_labels = torch.as_tensor(number_labels, device=labels.device)
+                        number_labels = self.number_scaling.transform(number_labels)
                     token_loss, number_loss = self._losses(logits, head_output, labels, number_labels, numbers)
                     loss = token_loss + self.config.number_loss_weight * number_loss
                 number_predictions = self.number_encoding.decode(head_output)
+                if not scaled_numbers:
+                    number_predictions = self.number_scaling.inverse(number_predictions)
         cache = {"past_key_values": outputs.past_key_values} if self.causal else {}
         return self.output_class(
             loss=loss,

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..evaluation import format_metrics_table
 from ..modeling import get_encoding
+from ..modeling.number_scaling import NumberScaling
 from .arguments import NumberTrainingArguments
 
 _CARD = """---
@@ -34,9 +35,7 @@ batch = tokenizer(["..."], return_tensors="pt")   # input_ids, attention_mask, i
 ```
 
 The model and tokenizer code ship with the checkpoint (`trust_remote_code=True` loads them
-without hf_numbers installed). Values pass through the `NumberScaler` saved in
-`number_scaler.json` ({scaler}): `hf_numbers.data.NumberScaler.from_pretrained(path)` and its
-`apply_at_numbers` map inputs and predictions.
+without hf_numbers installed). {scaling}
 
 ## Evaluation
 
@@ -61,13 +60,20 @@ has not been evaluated outside the splits above.
 
 
 def write_model_card(
-    folder: str | Path, args: NumberTrainingArguments, task: str, summary: dict[str, Any], scaler: Any
+    folder: str | Path, args: NumberTrainingArguments, task: str, summary: dict[str, Any], config: Any
 ) -> Path:
-    """Write ``README.md`` in ``folder`` from the run's arguments and metrics.
+    """Write ``README.md`` in ``folder`` from the run's arguments, metrics and model ``config`` (its scaling).
 
     Example:
-        >>> write_model_card("runs/demo/final", args, "temperature", summary, scaler)  # doctest: +SKIP
+        >>> write_model_card("runs/demo/final", args, "temperature", summary, model.config)  # doctest: +SKIP
     """
+    scaling = NumberScaling.from_config(config)
+    scaling_text = (
+        "Numbers are ordinary tokens of the text; there is no number scaling."
+        if not get_encoding(args.number_encoding).has_number_module
+        else "Values go in and come out in the data's own units: the number scaling is part of `config.json` "
+        f"({', '.join(f'`{k}={v}`' for k, v in scaling.to_config().items())}) and the model applies it itself."
+    )
     origin = (
         (
             f"Adapted from the pretrained checkpoint `{args.pretrained}`"
@@ -91,7 +97,7 @@ def write_model_card(
         task=task,
         origin=origin,
         path=Path(folder).name,
-        scaler=repr(scaler),
+        scaling=scaling_text,
         steps=summary.get("steps"),
         metrics=format_metrics_table(summary.get("metrics", {})) if summary.get("metrics") else "not evaluated",
         arguments="\n".join(f"{k}: {v}" for k, v in asdict(args).items()),
