@@ -26,7 +26,7 @@ from typing import Any
 import datasets
 import transformers
 from tqdm.contrib.logging import logging_redirect_tqdm
-from transformers import HfArgumentParser
+from transformers import HfArgumentParser, pipeline
 
 from .data import TASKS, load_task, parse_task_options, save_task
 from .evaluation import compute_number_metrics, evaluate_splits, format_metrics_table
@@ -201,15 +201,14 @@ def _demo(argv: Sequence[str]) -> None:
         f"R2 {baseline['r2']:.4f}"
     )
 
-    model, tokenizer = load_trained(summary["final_dir"])  # the model applies its number scaling itself
+    # the saved folder alone: the pipeline (also `pipeline(model=path, trust_remote_code=True)` without hf_numbers)
+    forecaster = pipeline("number-generation", model=summary["final_dir"])
     example = test[0]
-    enc = tokenizer(example["prompt"], return_tensors="pt")
-    out = model.generate(
-        **enc, max_new_tokens=3, do_sample=False, return_dict_in_generate=True, pad_token_id=tokenizer.pad_token_id
-    )
-    text = tokenizer.decode(out.sequences[0], input_numbers=out.numbers[0], skip_special_tokens=True)
-    print(f"\nReloaded {type(model).__name__} from {summary['final_dir']} with AutoModel.from_pretrained.")
-    print(f"Greedy generation after a test prompt (true next value {example['answer_text']}):\n  ...{text[-90:]}")
+    out = forecaster(example["prompt"], max_new_tokens=3)[0]
+    forecast = f"{out['numbers'][0]:.1f} °F" if out["numbers"] else "no number"
+    print(f'\nforecaster = pipeline("number-generation", model="{summary["final_dir"]}")')
+    print(f"Next hour after a test prompt: {forecast} (true {example['answer_text']} °F); the generated text ends")
+    print(f"  ...{out['generated_text'][-90:]}")
 
 
 class _StdoutHandler(logging.StreamHandler):

@@ -38,6 +38,7 @@ CODE_FILES = (
     "encoding_registry.py",
     "configuration_number.py",
     "number_scaling.py",
+    "pipeline_number.py",
 )
 # The remote-code models of encodings that need scaling carry one: the checkpoint's own code must apply it.
 REMOTE_SCALING = {"number_scaling_shift": 0.5, "number_scaling_scale": 0.8, "number_scaling_log": True}

@@ -25,6 +25,7 @@ from .modeling_number import (
     NumberRobertaForMaskedLM,
 )
 from .parsing import NEUTRAL_NUMBER, NumberSpan, find_numbers, format_number, replace_numbers
+from .pipeline_number import NumberFillMaskPipeline, NumberGenerationPipeline, register_pipelines
 from .tokenization_number import (
     NumberBertTokenizer,
     NumberGPT2Tokenizer,
@@ -74,10 +75,12 @@ __all__ = [
     "NumberCausalLMOutput",
     "NumberConfigFields",
     "NumberEncoding",
+    "NumberFillMaskPipeline",
     "NumberGPT2Config",
     "NumberGPT2ForCausalLM",
     "NumberGPT2Tokenizer",
     "NumberGenerateOutput",
+    "NumberGenerationPipeline",
     "NumberMaskedLMOutput",
     "NumberModelMixin",
     "NumberRobertaConfig",
@@ -96,5 +99,6 @@ __all__ = [
     "get_backbone",
     "get_encoding",
     "register_auto_classes",
+    "register_pipelines",
     "replace_numbers",
 ]

@@ -13,13 +13,22 @@ checkpoints (see DESIGN.md, "The Hub rule"): it imports nothing else from ``hf_n
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
+from typing import Any
 
 from huggingface_hub.dataclasses import strict
 from transformers import BertConfig, GPT2Config, RobertaConfig
 
 from .encoding_registry import NUMBER_ENCODINGS_REGISTRY, add_option_fields, get_encoding
 from .number_scaling import NumberScaling
+
+
+def _registered_pipeline_tasks() -> set[str]:
+    """The tasks of transformers' pipeline registry, if this process has imported it (none otherwise)."""
+    pipelines = sys.modules.get("transformers.pipelines")
+    registry = getattr(pipelines, "PIPELINE_REGISTRY", None)
+    return set(registry.supported_tasks) if registry is not None else set()
 
 
 @dataclass
@@ -52,6 +61,27 @@ class NumberConfigFields:
     number_scaling_shift: float = 0.0
     number_scaling_scale: float = 1.0
     number_scaling_log: bool = False
+
+    @property
+    def custom_pipelines(self) -> dict[str, Any]:
+        """The checkpoint's pipelines (``config.json``), less those this process has registered itself.
+
+        ``pipeline()`` runs a task named in ``custom_pipelines`` from the checkpoint's code, which needs
+        ``trust_remote_code=True``. Where ``import hf_numbers`` registered the task (``number-generation``,
+        ``number-fill-mask``), the installed classes serve it instead, so
+        ``pipeline("number-generation", model=path)`` needs no remote code; elsewhere the saved code does.
+        """
+        registered = _registered_pipeline_tasks()
+        return {task: info for task, info in self.saved_custom_pipelines.items() if task not in registered}
+
+    @custom_pipelines.setter
+    def custom_pipelines(self, value: dict[str, Any] | None) -> None:
+        self.__dict__["custom_pipelines"] = dict(value or {})  # what config.json holds (to_dict reads __dict__)
+
+    @property
+    def saved_custom_pipelines(self) -> dict[str, Any]:
+        """Every pipeline ``config.json`` names (``custom_pipelines`` as saved)."""
+        return dict(self.__dict__.get("custom_pipelines") or {})
 
     def _validate_number_fields(self) -> None:
         get_encoding(self.number_encoding)  # a ValueError listing the registered encodings

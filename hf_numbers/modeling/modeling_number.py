@@ -188,10 +188,15 @@ class NumberModelMixin(NumberScalingMixin):
             parameter.requires_grad_(False)
 
     def save_pretrained(self, save_directory: Any, *args: Any, **kwargs: Any) -> Any:
-        """transformers' ``save_pretrained``; ``auto_map`` also maps ``AutoModel`` to this class."""
+        """transformers' ``save_pretrained``; ``auto_map`` also maps ``AutoModel`` to this class, and
+        ``custom_pipelines`` names the model's pipeline (``number-generation`` or ``number-fill-mask``),
+        whose code (``pipeline_number.py``) is saved with the model's."""
+        from .pipeline_number import custom_pipelines  # a relative import: transformers copies the file too
+
         module = type(self).__module__.rsplit(".", 1)[-1]
         auto_map = dict(getattr(self.config, "auto_map", None) or {})
         self.config.auto_map = {**auto_map, "AutoModel": f"{module}.{type(self).__name__}"}
+        self.config.custom_pipelines = {**self.config.saved_custom_pipelines, **custom_pipelines(self.causal)}
         return super().save_pretrained(save_directory, *args, **kwargs)
 
     # ------------------------------------------------------------------ forward

@@ -71,7 +71,9 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
         for part in (model, tokenizer):
             part.save_pretrained(staging)
         summary |= evaluate_splits(model, tokenizer, dataset, args.max_length, args.output_dir)
-        write_model_card(staging, args, args.task_name, summary, model.config)
+        held_out = [dataset[name] for name in ("test", *dataset) if name in dataset and name != "train"]
+        example = next((split[0] for split in held_out if len(split)), None)  # the card's usage snippet runs on it
+        write_model_card(staging, args, args.task_name, summary, model.config, example, tokenizer.mask_token)
         replace_folder(staging, final)
         staging.parent.rmdir()
         accelerator.log(metric_values(summary["metrics"]), step=result.global_step)
