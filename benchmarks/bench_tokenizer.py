@@ -106,7 +106,7 @@ def main() -> None:
             if folder is None:
                 folder = f"{tmp}/{name}"
                 train_plain_tokenizer(train_texts, name, args.bpe_vocab).save_pretrained(folder)
-            plain = spec.plain_tokenizer_class.from_pretrained(folder)
+            plain = spec.load_plain_tokenizer(folder)
             number = spec.tokenizer_class.from_pretrained(folder)
             for tok in (plain, number):
                 if tok.pad_token is None:

@@ -1,10 +1,10 @@
 """Training-step throughput of the number models relative to their plain backbones.
 
-For each backbone (GPT-2, BERT, RoBERTa) and each number encoding, times forward + backward
-of ``Number*`` and of the plain transformers model of the same size (same vocabulary size:
-the last ids are the ``[NUM]`` tokens) on the same batch (the plain model sees ordinary word
-ids where the number model sees ``[NUM]``), and reports
-tokens/s and the ratio number/plain (target >= 0.9). The two models are timed in alternating
+For each backbone of the table (GPT-2, BERT, RoBERTa, Llama, ModernBERT) and each encoding
+with a number module, times forward + backward of ``Number*`` and of the plain transformers
+model of the same size (same vocabulary size: the last ids are the ``[NUM]`` tokens) on the
+same batch (the plain model sees ordinary word ids where the number model sees ``[NUM]``), and
+reports tokens/s and the ratio number/plain (target >= 0.9). The two models are timed in alternating
 rounds (first one, then the other first) and the median round is kept, so that drifts of a
 busy machine hit both alike.
 
@@ -23,44 +23,26 @@ Example (the small default takes a minute or two on a 2-core CPU)::
 from __future__ import annotations
 
 import argparse
-import platform
-import statistics
-import sys
-import time
 from pathlib import Path
 
 import torch
-import transformers
+from bench_common import CLOCKS, add_common_arguments, alternating_medians, write_table
 from transformers import PreTrainedModel
 
-from hf_numbers import BACKBONES, NUMBER_ENCODINGS_REGISTRY
+from hf_numbers import BACKBONES
 
 RESULTS = Path(__file__).parent / "results" / "training_throughput.md"
 
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--hidden", type=int, default=128, help="hidden size")
-    parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--heads", type=int, default=4)
-    parser.add_argument("--vocab", type=int, default=8000, help="vocabulary size, [NUM] tokens included")
+    add_common_arguments(parser, RESULTS)
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--seq-len", type=int, default=128)
     parser.add_argument("--number-fraction", type=float, default=0.1, help="share of tokens that are numbers")
-    parser.add_argument("--rounds", type=int, default=6, help="alternating timing rounds per model pair")
     parser.add_argument("--steps", type=int, default=1, help="training steps per round")
     parser.add_argument("--warmup", type=int, default=1, help="untimed steps per model")
     parser.add_argument("--backbones", nargs="+", default=list(BACKBONES), choices=list(BACKBONES))
-    with_module = [name for name, cls in NUMBER_ENCODINGS_REGISTRY.items() if cls.has_number_module]
-    parser.add_argument("--encodings", nargs="+", default=with_module, choices=with_module)
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (0: torch's default)")
-    parser.add_argument(
-        "--clock",
-        choices=["wall", "cpu"],
-        default="cpu",
-        help="cpu: this process's CPU time (steady on a shared machine; meant for --threads 1); wall: elapsed time",
-    )
-    parser.add_argument("--output", type=Path, default=RESULTS)
     return parser.parse_args()
 
 
@@ -93,9 +75,6 @@ def batches(backbone: str, num_ids: list[int], args: argparse.Namespace) -> tupl
     return plain, number
 
 
-CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
-
-
 def train_steps(model: PreTrainedModel, batch: dict, steps: int, clock: str = "wall") -> float:
     """Seconds (of ``clock``) for ``steps`` forward + backward passes."""
     start = CLOCKS[clock]()
@@ -124,12 +103,12 @@ def measure(backbone: str, encoding: str, args: argparse.Namespace) -> tuple[flo
     train_steps(plain_model, plain_batch, args.warmup)
     train_steps(number_model, number_batch, args.warmup)
     tokens = args.batch * args.seq_len * args.steps
-    plain_rates, number_rates = [], []
-    pairs = [(plain_model, plain_batch, plain_rates), (number_model, number_batch, number_rates)]
-    for round_index in range(args.rounds):  # alternate which model goes first, so that order does not bias
-        for model, batch, rates in pairs[:: 1 if round_index % 2 == 0 else -1]:
-            rates.append(tokens / train_steps(model, batch, args.steps, args.clock))
-    return statistics.median(plain_rates), statistics.median(number_rates)
+    plain, number = alternating_medians(
+        [lambda: tokens / train_steps(plain_model, plain_batch, args.steps, args.clock),
+         lambda: tokens / train_steps(number_model, number_batch, args.steps, args.clock)],
+        args.rounds,
+    )
+    return plain, number
 
 
 def main() -> None:
@@ -142,25 +121,13 @@ def main() -> None:
             plain, number = measure(backbone, encoding, args)
             rows.append(f"| {backbone} | {encoding} | {plain:,.0f} | {number:,.0f} | {number / plain:.2f} |")
             print(rows[-1], flush=True)
-    header = [
-        "# Training-step throughput: number models vs plain backbones",
-        "",
+    description = (
         f"Forward + backward, tokens per {args.clock}-clock second (median of {args.rounds} alternating rounds "
-        f"of {args.steps} steps). "
-        f"hidden {args.hidden}, {args.layers} layers, {args.heads} heads, vocab {args.vocab}, "
-        f"batch {args.batch} x {args.seq_len} tokens, {args.number_fraction:.0%} number tokens. "
-        f"torch {torch.__version__}, transformers {transformers.__version__}, threads: {torch.get_num_threads()}, "
-        f"{platform.processor() or platform.machine()}. Target ratio: >= 0.9.",
-        "",
-        f"Command: `{' '.join(['python', 'benchmarks/bench_training_throughput.py', *sys.argv[1:]])}`",
-        "",
-        "| backbone | encoding | plain tok/s | number tok/s | ratio |",
-        "| --- | --- | ---: | ---: | ---: |",
-    ]
-    table = "\n".join([*header, *rows]) + "\n"
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(table)
-    print(table)
+        f"of {args.steps} steps). hidden {args.hidden}, {args.layers} layers, {args.heads} heads, vocab {args.vocab}, "
+        f"batch {args.batch} x {args.seq_len} tokens, {args.number_fraction:.0%} number tokens. Target ratio: >= 0.9."
+    )
+    columns = ["backbone", "encoding", "plain tok/s", "number tok/s", "ratio"]
+    print(write_table(args, "Training-step throughput: number models vs plain backbones", description, columns, rows))
 
 
 if __name__ == "__main__":

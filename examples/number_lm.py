@@ -51,7 +51,8 @@ class ModelArguments:
         default=None,
         metadata={
             "help": "A local folder: a number model (`hf-numbers train`'s final/ or checkpoint-<step>/, or this "
-            "script's output) to fine-tune, or a plain GPT-2/BERT/RoBERTa checkpoint to adapt to numbers. "
+            "script's output) to fine-tune, or a plain GPT-2/Llama/BERT/RoBERTa/ModernBERT checkpoint to adapt to "
+            "numbers. "
             "Default: a new model and a tokenizer trained on --train_file."
         },
     )

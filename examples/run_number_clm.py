@@ -1,4 +1,4 @@
-"""Train or fine-tune a number-aware causal LM (GPT-2) on your own CSV, JSON or text files.
+"""Train or fine-tune a number-aware causal LM (GPT-2, Llama) on your own CSV, JSON or text files.
 
 Like transformers' ``run_clm.py``, with every number of the text as one ``[NUM]`` token plus its
 value. After training, the model predicts one number of each validation text from the text before

@@ -1,4 +1,4 @@
-"""hf_numbers: number-aware GPT-2, BERT and RoBERTa for Hugging Face transformers.
+"""hf_numbers: number-aware GPT-2, BERT, RoBERTa, Llama and ModernBERT for Hugging Face transformers.
 
 Importing the package registers its configs, models and tokenizers with the Auto classes,
 so ``AutoTokenizer`` / ``AutoConfig`` / ``AutoModel*`` ``.from_pretrained`` return them, and its

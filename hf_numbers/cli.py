@@ -28,7 +28,7 @@ import transformers
 from tqdm.contrib.logging import logging_redirect_tqdm
 from transformers import HfArgumentParser, pipeline
 
-from .data import TASKS, load_task, parse_task_options, save_task
+from .data import TASKS, load_task, parse_task_options, recorded_task, save_task
 from .evaluation import compute_number_metrics, evaluate_splits, format_metrics_table
 from .strict_json import write_json
 from .training import NumberTrainingArguments, build_dataset, load_trained, run_training
@@ -155,7 +155,7 @@ def _train(argv: Sequence[str]) -> dict:
     if "metrics" in summary:  # the main process: it evaluated and saved
         print(f"\nResults after {summary['steps']} steps (final training loss {summary['last_train_loss']:.4f}):")
         print(format_metrics_table(summary["metrics"]))
-        print(f"plots: {', '.join(summary['plots'])}\nmodel and tokenizer: {summary['final_dir']}")
+        print(f"plots: {', '.join(summary['plots']) or 'none'}\nmodel and tokenizer: {summary['final_dir']}")
     return summary
 
 
@@ -178,17 +178,41 @@ def _evaluate(argv: Sequence[str]) -> None:
         help="Truncate texts to this many tokens (default: the training run's, else 128).",
     )
     parser.add_argument("--output_dir", default=None, help="Where to write metrics and plot (default: checkpoint).")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="Evaluate on a task other than the one the run was trained on (training_args.json); its number scaling "
+        "and answers are the training task's, so the metrics may mean little.",
+    )
+    parser.add_argument(
+        "--masked_words",
+        choices=("true", "false"),
+        default=None,
+        help="Add masked-word perplexity and top-k accuracy (each text token masked alone) to every split; "
+        "default: true if the training run used --text_only. Splits with a target word always get them.",
+    )
     args = parser.parse_args(argv)
     if not (args.task or args.data_dir):
         parser.error("give --task or --data_dir")
+    record = Path(args.checkpoint).parent / "training_args.json"
+    trained = json.loads(record.read_text()) if record.is_file() else {}
     if args.max_length is None:
-        record = Path(args.checkpoint).parent / "training_args.json"
-        args.max_length = json.loads(record.read_text())["max_length"] if record.is_file() else 128
+        args.max_length = trained.get("max_length", 128)
+    trained_task = (recorded_task(trained["data_dir"]) if trained.get("data_dir") else None) or trained.get("task")
+    task = (recorded_task(args.data_dir) if args.data_dir else None) or args.task
+    if trained_task and task and task != trained_task and not args.force:
+        parser.error(
+            f"the run of {args.checkpoint} was trained on task {trained_task!r} ({record}), not {task!r}: its number "
+            "scaling and the answers it learned are that task's, so the metrics would mislead; pass --force to "
+            "evaluate anyway"
+        )
+    masked_words = bool(trained.get("text_only")) if args.masked_words is None else args.masked_words == "true"
     model, tokenizer = load_trained(args.checkpoint)
     dataset = load_task(args.task, data_dir=args.data_dir, train_size=1, eval_size=args.eval_size, seed=args.seed)
-    summary = evaluate_splits(model, tokenizer, dataset, args.max_length, args.output_dir or args.checkpoint)
+    output_dir = args.output_dir or args.checkpoint
+    summary = evaluate_splits(model, tokenizer, dataset, args.max_length, output_dir, masked_words)
     print(format_metrics_table(summary["metrics"]))
-    print(f"plot: {summary['plot']}")
+    print(f"plot: {summary['plot'] or 'none'}")
 
 
 def _demo(argv: Sequence[str]) -> None:

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 import torch
 
 from hf_numbers import BACKBONES, NUMBER_ENCODINGS_REGISTRY
+from hf_numbers.training import NumberTrainingArguments
 
 ENCODINGS = tuple(name for name, cls in NUMBER_ENCODINGS_REGISTRY.items() if cls.has_number_module)
 """Every registered encoding with a number module goes through the number tests."""
@@ -108,3 +109,22 @@ def one_thread() -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(threads)
+
+
+def tiny_args(**overrides) -> NumberTrainingArguments:
+    """Training arguments of a tiny, fast run on the CPU (look-up, hidden 32, 2 layers), with ``overrides``."""
+    fields = dict(
+        task="lookup",
+        train_size=256,
+        eval_size=16,
+        hidden_size=32,
+        num_layers=2,
+        num_heads=2,
+        vocab_size=150,
+        per_device_train_batch_size=8,
+        warmup_steps=2,
+        logging_steps=2,
+        disable_tqdm=True,
+        use_cpu=True,
+    )
+    return NumberTrainingArguments(**{**fields, **overrides})

@@ -17,8 +17,9 @@ from transformers import TrainingArguments
 
 from hf_numbers.cli import main as cli_main
 from hf_numbers.cli import parse_train_args
+from hf_numbers.data import TASKS
 from hf_numbers.training import NumberTrainingArguments, make_accelerator
-from hf_numbers.training.arguments import RENAMED
+from hf_numbers.training.arguments import DEFAULTS, RENAMED
 from hf_numbers.training.loop import resolve_mixed_precision
 
 CHECKOUT_ENV = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1]))  # this checkout's hf_numbers
@@ -36,6 +37,15 @@ def test_names_are_those_of_training_arguments() -> None:
     assert same_meaning <= ours & theirs
     assert not set(RENAMED) & ours
     assert NumberTrainingArguments(per_device_train_batch_size=4).per_device_eval_batch_size == 4
+
+
+@pytest.mark.parametrize("task", sorted(TASKS))
+def test_every_task_recommendation_is_a_recommendable_field_and_applies(task: str) -> None:
+    """A recommendation under an old or misspelt name (per_device_batch_size) would be dropped silently."""
+    recommended = dict(TASKS[task].training_defaults)
+    assert not set(recommended) - set(DEFAULTS), f"{task} recommends fields that are not recommendable"
+    args = NumberTrainingArguments(task=task)
+    assert {name: getattr(args, name) for name in recommended} == recommended
 
 
 def _usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:

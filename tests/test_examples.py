@@ -1,5 +1,6 @@
 """The examples run end to end (tiny settings): run_number_clm.py and run_number_mlm.py on the CSV files
-that ship in examples/data, on JSON and text files, from a new model, a saved number model and a plain BERT."""
+that ship in examples/data, on JSON and text files, from a new model, a saved number model and a plain
+checkpoint of every backbone."""
 
 from __future__ import annotations
 
@@ -61,22 +62,26 @@ def test_clm_example_fine_tunes_a_saved_model_on_a_json_file(clm_run: tuple[Path
     assert AutoModel.from_pretrained(out).number_scaling == AutoModel.from_pretrained(saved).number_scaling
 
 
-def test_mlm_example_adapts_a_plain_bert_on_a_text_file(plain_tokenizer_dirs: dict[str, Path], tmp_path: Path) -> None:
-    plain = tmp_path / "plain-bert"  # a plain BertForMaskedLM checkpoint with its tokenizer, tiny
-    shutil.copytree(plain_tokenizer_dirs["bert"], plain)
-    spec = BACKBONES["bert"]
-    size = len(AutoTokenizer.from_pretrained(plain))
-    config = spec.plain_model_class.config_class(**spec.tiny_sizes, vocab_size=size)
+@pytest.mark.parametrize("backbone", list(BACKBONES))
+def test_example_adapts_a_plain_checkpoint_on_a_text_file(
+    backbone: str, plain_tokenizer_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    plain = tmp_path / f"plain-{backbone}"  # a plain checkpoint (e.g. BertForMaskedLM) with its tokenizer, tiny
+    shutil.copytree(plain_tokenizer_dirs[backbone], plain)
+    spec = BACKBONES[backbone]
+    tokenizer = spec.load_plain_tokenizer(plain)
+    ids = {name: getattr(tokenizer, attribute) for name, attribute in spec.token_id_fields.items()}  # [PAD], [CLS]..
+    config = spec.plain_config_class(**{**spec.tiny_sizes, **ids, "vocab_size": len(tokenizer)})
     spec.plain_model_class(config).save_pretrained(plain)
     lines = [f"the parcel weighs {w / 10} kg and costs {w // 3 + 2} dollars" for w in range(12, 52)]
     (tmp_path / "parcels.txt").write_text("\n".join(lines) + "\n\n")
-    out = tmp_path / "mlm"
-    metrics = run(causal=False, argv=[
+    out = tmp_path / "run"
+    metrics = run(causal=spec.causal, argv=[
         "--model_name_or_path", str(plain), "--number_encoding", "fone", "--train_file", str(tmp_path / "parcels.txt"),
         "--max_steps", "2", "--save_strategy", "no", "--max_seq_length", "32", "--output_dir", str(out), *TINY])
     assert metrics["eval_number_count"] == 4
     model = AutoModel.from_pretrained(out)
-    assert type(model).__name__ == "NumberBertForMaskedLM" and model.config.number_encoding == "fone"
+    assert type(model) is spec.model_class and model.config.number_encoding == "fone"
 
 
 def test_the_wrong_script_for_a_backbone_is_refused(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Producing numbers: GPT-2 generation with fed-back values, BERT/RoBERTa mask filling, decoding to text."""
+"""Producing numbers: causal generation with fed-back values, masked LMs' mask filling, decoding to text."""
 
 from __future__ import annotations
 
@@ -7,7 +7,18 @@ from pathlib import Path
 
 import pytest
 import torch
-from model_helpers import CAUSAL, ENCODINGS, MASK_ID, MASKED, NUM_IDS, PAD_ID, one_thread, random_batch, tiny_model
+from model_helpers import (
+    CAUSAL,
+    ENCODINGS,
+    MASK_ID,
+    MASKED,
+    NUM_IDS,
+    PAD_ID,
+    inputs_only,
+    one_thread,
+    random_batch,
+    tiny_model,
+)
 from transformers import GPT2Config, GPT2LMHeadModel, LogitsProcessor, LogitsProcessorList
 
 from hf_numbers import (
@@ -113,6 +124,23 @@ def test_generate_without_return_dict_gives_ids_and_rejects_what_it_cannot_track
         model.generate(input_ids=prompt["input_ids"], attention_mask=prompt["attention_mask"], max_new_tokens=3)
     with pytest.raises(ValueError, match="input_numbers has shape"):
         model.generate(**prompt | {"input_numbers": prompt["input_numbers"][:, 1:]}, max_new_tokens=3)
+
+
+@pytest.mark.parametrize("backbone", CAUSAL)
+def test_forward_without_the_number_head_keeps_what_it_reads(backbone: str) -> None:
+    """generate skips the number head at steps that chose no number token: the hidden states it keeps give the
+    same values later."""
+    model = tiny_model(backbone, "fone").eval()
+    batch = random_batch(backbone)
+    inputs = inputs_only(batch)
+    with torch.no_grad():
+        full, lazy = model(**inputs), model(**inputs, number_head=False)
+        assert lazy.number_predictions is None and torch.equal(lazy.logits, full.logits)
+        assert torch.equal(model._number_head(lazy.head_hidden_states)[1], full.number_predictions)
+    with pytest.raises(ValueError, match="number_head=False"):
+        model(**batch, number_head=False)  # with labels
+    with pytest.raises(ValueError, match="number_head=False"):
+        tiny_model(MASKED[0], "fone")(**inputs_only(random_batch(MASKED[0])), number_head=False)
 
 
 @pytest.mark.parametrize("backbone", MASKED)

@@ -65,7 +65,7 @@ def test_number_head_loss_and_decoding_run_in_float32_under_autocast(
     with torch.autocast("cpu", dtype=dtype):
         out = model(**batch, output_hidden_states=True)
     assert out.logits.dtype == dtype  # autocast was on: the token head ran in low precision
-    assert [call["name"] for call in calls] == ["head", "loss", "decode"]
+    assert [call["name"] for call in calls] == ["head", "decode", "loss"]
     assert all(call["in"] == torch.float32 and not call["autocast"] for call in calls), calls
     assert calls[0]["out"] == torch.float32  # head outputs
     # References from the same hidden states in float32, losses against the exact float64 targets.

@@ -1,4 +1,4 @@
-"""Number models: one matrix of 4 encodings x 3 backbones, input checks, and the real pretrained BERT."""
+"""Number models: one matrix of every encoding x every backbone, input checks, and the real pretrained BERT."""
 
 from __future__ import annotations
 
@@ -25,9 +25,10 @@ from model_helpers import (
     tiny_config,
     tiny_model,
 )
-from transformers import AutoModel, BertConfig, BertForMaskedLM
+from transformers import AutoModel
 
 from hf_numbers import BACKBONES, NUMBER_ENCODINGS_REGISTRY, NumberBertForMaskedLM, NumberBertTokenizer
+from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
 
 EVERY_PAIR = pytest.mark.parametrize("backbone,encoding", MATRIX)
 CODE_FILES = (
@@ -161,7 +162,8 @@ def test_remote_code_load_in_a_fresh_interpreter(backbone: str, encoding: str, r
     path = remote_checkpoints / f"{backbone}-{encoding}"
     auto_map = json.loads((path / "config.json").read_text())["auto_map"]
     assert set(auto_map) == {"AutoConfig", "AutoModel", BACKBONES[backbone].auto_class_name}
-    assert all((path / file).exists() for file in CODE_FILES)
+    model_module = MODEL_CLASSES[backbone].__module__.rsplit(".", 1)[-1]  # modeling_number or the backbone's own
+    assert all((path / file).exists() for file in (*CODE_FILES, f"{model_module}.py"))
     remote = torch.load(path / "remote_outputs.pt")
     assert remote["module"].startswith("transformers_modules.")
     model = remote_model(backbone, encoding).eval()
@@ -197,13 +199,12 @@ def test_causal_number_loss_uses_shifted_number_labels(backbone: str) -> None:
 
 @pytest.mark.parametrize("backbone", BACKBONES)
 def test_number_positions_come_from_ids_not_values(backbone: str) -> None:
+    """A value at a token that is not a number token is refused, never read as a number (issue 10)."""
     model = tiny_model(backbone, "xval").eval()
     batch = inputs_only(random_batch(backbone))
     is_num = torch.isin(batch["input_ids"], torch.tensor(NUM_IDS[backbone]))
-    with torch.no_grad():
-        base = model(**batch)
-        refilled = model(**batch | {"input_numbers": batch["input_numbers"].masked_fill(~is_num, float("nan"))})
-    assert outputs_equal(base, refilled)
+    with torch.no_grad(), pytest.raises(ValueError, match=r"holds nan at position \(0, 0\), whose token id \d+ is not"):
+        model(**batch | {"input_numbers": batch["input_numbers"].masked_fill(~is_num, float("nan"))})
 
 
 @pytest.mark.parametrize("backbone", BACKBONES)
@@ -299,15 +300,49 @@ def test_freeze_backbone_survives_save_load_and_resize(backbone: str, tmp_path: 
         assert all(p.requires_grad for p in candidate.number_encoding.parameters())
 
 
-def test_plain_bert_checkpoint_loads_and_reuses_every_weight(tmp_path: Path) -> None:
-    sizes = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64}
-    plain = BertForMaskedLM(BertConfig(vocab_size=VOCAB - 1, **sizes))
-    plain.save_pretrained(tmp_path)
-    model = NumberBertForMaskedLM.from_pretrained(tmp_path, number_encoding="float", num_token_id=VOCAB - 1)
-    model.resize_token_embeddings(VOCAB)
+@pytest.fixture(scope="module")
+def plain_checkpoints(plain_tokenizer_dirs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random checkpoint of each backbone's plain transformers class, saved with its plain tokenizer."""
+    root = tmp_path_factory.mktemp("plain_checkpoints")
+    for name, spec in BACKBONES.items():
+        tokenizer = spec.load_plain_tokenizer(plain_tokenizer_dirs[name])
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        torch.manual_seed(0)
+        config = spec.plain_config_class(**{**spec.tiny_sizes, "vocab_size": len(tokenizer), "pad_token_id": pad})
+        spec.plain_model_class(config).save_pretrained(root / name)
+        tokenizer.save_pretrained(root / name)
+    return root
+
+
+@EVERY_PAIR
+def test_plain_checkpoint_adapts_with_a_frozen_trunk(backbone: str, encoding: str, plain_checkpoints: Path) -> None:
+    """``from_pretrained_backbone`` reuses every weight of a plain checkpoint and adds the number tokens; with the
+    trunk frozen, a training step changes only the number module and the token head's own parameters."""
+    spec, path = BACKBONES[backbone], plain_checkpoints / backbone
+    tokenizer = spec.tokenizer_class.from_pretrained(path)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    plain = spec.plain_model_class.from_pretrained(path)
+    model = spec.model_class.from_pretrained_backbone(path, tokenizer, number_encoding=encoding, freeze_backbone=True)
+    assert model.config.vocab_size == len(tokenizer) == plain.config.vocab_size + len(tokenizer.num_token_ids)
     state = model.state_dict()
     for name, weight in plain.state_dict().items():
         assert torch.equal(state[name][: weight.shape[0]] if state[name].shape != weight.shape else state[name], weight)
+    prefix = f"{model.base_model_prefix}."
+    trainable = {name for name, p in model.named_parameters() if p.requires_grad}
+    assert trainable == {name for name, _ in model.named_parameters() if not name.startswith(prefix)}
+    assert {f"number_encoding.{name}" for name, _ in model.number_encoding.named_parameters()} <= trainable
+    texts = ["the temperature was 21.5 degrees", "it cost -3.25 dollars and 12 cents"]
+    collator = (DataCollatorForNumberCausalLM(tokenizer) if spec.causal
+                else DataCollatorForNumberMLM(tokenizer, numbers_only=True, whole_numbers=True))
+    batch = collator([tokenizer(text) for text in texts])
+    before = {name: p.clone() for name, p in model.named_parameters()}
+    out = model(**batch)
+    assert torch.isfinite(out.loss) and out.number_loss > 0
+    out.loss.backward()
+    torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.1).step()
+    changed = {name for name, p in model.named_parameters() if not torch.equal(p, before[name])}
+    assert {name for name in changed if name.startswith("number_encoding.")} and changed <= trainable
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
@@ -334,6 +369,7 @@ def test_real_bert_frozen_trunk_training_step(encoding: str, real_bert_dir: Path
     batch["labels"] = batch["input_ids"].masked_fill(~is_num, -100)
     batch["number_labels"] = batch["input_numbers"]
     batch["input_ids"] = batch["input_ids"].masked_fill(is_num, tokenizer.mask_token_id)
+    batch["input_numbers"] = batch["input_numbers"].masked_fill(is_num, 1.0)  # a masked number's value goes too
     trunk_before = model.bert.encoder.layer[0].attention.self.query.weight.clone()
     number_before = [p.clone() for p in model.number_encoding.parameters()]
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-3)

@@ -285,9 +285,8 @@ def test_cli_train_and_evaluate(backbone: str, encoding: str, tmp_path: Path, ca
     common = ["--task", "lookup", "--train_size", "64", "--eval_size", "8", "--hidden_size", "32"]
     cli_main(["train", *common, "--num_layers", "2", "--num_heads", "2", "--vocab_size", "150",
               "--per_device_train_batch_size", "8", "--warmup_steps", "1", "--disable_tqdm", "true",
-              "--use_cpu", "true",
-              "--backbone", backbone, "--number_encoding", encoding, "--max_steps", "3", "--save_steps", "0",
-              "--eval_steps", "0", "--output_dir", str(run)])  # fmt: skip
+              "--use_cpu", "true", "--backbone", backbone, "--number_encoding", encoding, "--max_steps", "3",
+              "--save_steps", "0", "--eval_steps", "0", "--output_dir", str(run)])  # fmt: skip
     assert "invalid_rate" in capsys.readouterr().out
     metrics = json.loads((run / "metrics.json").read_text())
     assert set(metrics) == {"validation", "test", "test_ood"} and all(m["count"] == 8 for m in metrics.values())

@@ -1,4 +1,4 @@
-"""Number tokenizers for GPT-2, BERT and RoBERTa: ids, values, padding, truncation, decoding, saving."""
+"""Number tokenizers of every backbone: ids, values, padding, truncation, decoding, saving."""
 
 from __future__ import annotations
 
@@ -16,10 +16,21 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from transformers import AutoTokenizer
 
-from hf_numbers import BACKBONES, BYTE_LEVEL_BPE, WORDPIECE, NumberBertTokenizer, find_numbers, format_number
+from hf_numbers import (
+    BACKBONES,
+    BYTE_LEVEL_BPE,
+    METASPACE_BPE,
+    WORDPIECE,
+    NumberBertTokenizer,
+    find_numbers,
+    format_number,
+)
 
-BYTE_LEVEL = [name for name, spec in BACKBONES.items() if spec.tokenizer_model == BYTE_LEVEL_BPE]
-"""Byte-level BPE backbones: exact decoding, and a space-prefixed number token."""
+EXACT = [name for name, spec in BACKBONES.items() if spec.tokenizer_model in (BYTE_LEVEL_BPE, METASPACE_BPE)]
+"""Byte-level BPE (GPT-2, RoBERTa, ModernBERT) and Llama's BPE: exact decoding (Llama drops a leading space, as
+SentencePiece does)."""
+SPACED = [name for name, spec in BACKBONES.items() if spec.tokenizer_class.spaced_num_token]
+"""Tokenizers that write the space into the next word's token, and so have a space-prefixed number token."""
 WORDPIECES = [name for name, spec in BACKBONES.items() if spec.tokenizer_model == WORDPIECE]
 TEXTS = [
     "x = -3.5, y=2 and [1.42,-8.20]",
@@ -52,11 +63,11 @@ def numbers_at_num_tokens(tok, ids, numbers) -> list[float]:
 @pytest.mark.parametrize("name", BACKBONES)
 def test_plain_folder_gets_num_token(name: str, tokenizers, plain_tokenizer_dirs) -> None:
     tok = tokenizers[name]
-    plain = BACKBONES[name].plain_tokenizer_class.from_pretrained(plain_tokenizer_dirs[name])
+    plain = BACKBONES[name].load_plain_tokenizer(plain_tokenizer_dirs[name])
     assert tok.num_token == "[NUM]"
     assert "[NUM]" not in plain.get_vocab()
     assert tok.convert_ids_to_tokens(tok.num_token_id) == "[NUM]"
-    assert len(tok.num_token_ids) == (2 if name in BYTE_LEVEL else 1)
+    assert len(tok.num_token_ids) == (2 if name in SPACED else 1)
     assert len(tok) == len(plain) + len(tok.num_token_ids)
 
 
@@ -73,7 +84,7 @@ def test_one_token_per_number_and_values(name: str, text: str, tokenizers) -> No
     assert others == [1.0] * len(others)
 
 
-@pytest.mark.parametrize("name", BYTE_LEVEL)
+@pytest.mark.parametrize("name", SPACED)
 def test_space_before_number_costs_no_token(name: str, tokenizers) -> None:
     tok = tokenizers[name]
     for word in ["hello", "x =", "the value"]:
@@ -159,8 +170,8 @@ def test_decode_writes_values_back(name: str, tokenizers) -> None:
     decoded = tok.batch_decode(enc["input_ids"], input_numbers=enc["input_numbers"], skip_special_tokens=True)
     for text, out in zip(TEXTS, decoded):
         assert [n.value for n in find_numbers(out)] == expected_values(text)
-        if name in BYTE_LEVEL:
-            assert out == "".join(_rebuild(text))
+        if name in EXACT:
+            assert out == expected_decoding(name, text)
     single = tok.decode(enc["input_ids"][0], input_numbers=enc["input_numbers"][0])
     assert "[NUM]" not in single and format_number(-3.5) in single
     assert "[NUM]" in tok.decode(enc["input_ids"][0])  # without values, the token shows
@@ -176,6 +187,14 @@ def _rebuild(text: str) -> list[str]:
         out += [text[cursor:start], format_number(value)]
         cursor = end
     return [*out, text[cursor:]]
+
+
+def expected_decoding(name: str, text: str) -> str:
+    """The exact decoding of ``text``: numbers rewritten by format_number; Llama also drops one leading space."""
+    rebuilt = "".join(_rebuild(text))
+    if BACKBONES[name].tokenizer_model == METASPACE_BPE:
+        return rebuilt.removeprefix(" ")
+    return rebuilt
 
 
 @pytest.mark.parametrize("name", BACKBONES)
@@ -221,8 +240,9 @@ def test_save_load_and_auto_tokenizer(name: str, tokenizers, tmp_path: Path) -> 
     tok.save_pretrained(tmp_path)
     config = json.loads((tmp_path / "tokenizer_config.json").read_text())
     assert config["num_token"] == "[NUM]"
-    assert config["auto_map"]["AutoTokenizer"][0] == f"tokenization_number.{type(tok).__name__}"
-    assert (tmp_path / "tokenization_number.py").exists() and (tmp_path / "parsing.py").exists()
+    module = type(tok).__module__.rsplit(".", 1)[-1]  # tokenization_number, or the backbone's own module
+    assert config["auto_map"]["AutoTokenizer"][0] == f"{module}.{type(tok).__name__}"
+    assert all((tmp_path / f"{file}.py").exists() for file in (module, "tokenization_number", "parsing"))
     for loaded in (type(tok).from_pretrained(tmp_path), AutoTokenizer.from_pretrained(tmp_path)):
         assert type(loaded) is type(tok)
         assert loaded.num_token_ids == tok.num_token_ids
@@ -267,6 +287,54 @@ def test_remote_code_load_without_hf_numbers(tokenizers, plain_tokenizer_dirs, t
     assert json.loads(result.stdout.strip().splitlines()[-1]) == expected
 
 
+@pytest.mark.parametrize("name", BACKBONES)
+def test_special_tokens_are_the_plain_tokenizers(name: str, tokenizers, plain_tokenizer_dirs) -> None:
+    """BOS (Llama), [CLS] ... [SEP] (BERT, ModernBERT), <s> ... </s> (RoBERTa) or none (GPT-2): as the plain one."""
+    tok = tokenizers[name]
+    plain = BACKBONES[name].load_plain_tokenizer(plain_tokenizer_dirs[name])
+    for text in TEXTS:
+        ids, plain_ids = tok(text)["input_ids"], plain(text)["input_ids"]
+        special = [i for i in ids if i in tok.all_special_ids]
+        assert special == [i for i in plain_ids if i in plain.all_special_ids]
+        assert (ids[0] in tok.all_special_ids) == (plain_ids[0] in plain.all_special_ids)
+    if BACKBONES[name].tokenizer_options.get("add_bos_token"):
+        assert tok(TEXTS[0])["input_ids"][0] == tok.bos_token_id
+
+
+def test_modernbert_folder_as_on_the_hub(tmp_path: Path) -> None:
+    """ModernBERT's Hub folders hold a GPT-NeoX-style tokenizer.json (NFC, byte-level BPE, [CLS] $A [SEP]) that
+    transformers loads as a generic TokenizersBackend: the number tokenizer loads it and keeps its special tokens."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import TokenizersBackend
+
+    backend = Tokenizer(models.BPE())
+    backend.normalizer = normalizers.NFC()
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True)
+    backend.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)
+    backend.train_from_iterator(TEXTS * 5, trainer)
+    backend.add_special_tokens(["[UNK]", "[CLS]", "[SEP]", "[PAD]", AddedToken("[MASK]", lstrip=True, special=True)])
+    cls, sep = backend.token_to_id("[CLS]"), backend.token_to_id("[SEP]")
+    backend.post_processor = processors.TemplateProcessing(
+        single="[CLS]:0 $A:0 [SEP]:0", pair="[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls), ("[SEP]", sep)],
+    )
+    TokenizersBackend(tokenizer_object=backend, unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]",
+                      pad_token="[PAD]", mask_token="[MASK]").save_pretrained(tmp_path)
+    plain = AutoTokenizer.from_pretrained(tmp_path)
+    tok = BACKBONES["modernbert"].tokenizer_class.from_pretrained(tmp_path)
+    text, pair = "x = -3.5 and [MASK] y", "z 7"
+    enc = tok(text, pair)
+    assert plain(text, pair)["input_ids"][:3] == enc["input_ids"][:3] == [cls, *plain("x =", add_special_tokens=False)[
+        "input_ids"]]
+    assert [i for i in enc["input_ids"] if i in (cls, sep)] == [cls, sep, sep]
+    assert numbers_at_num_tokens(tok, enc["input_ids"], enc["input_numbers"]) == [-3.5, 7.0]
+    assert tok.mask_token_id == plain.mask_token_id and tok.pad_token_id == plain.pad_token_id
+    decoded = tok.decode(enc["input_ids"], input_numbers=enc["input_numbers"], skip_special_tokens=True)
+    assert decoded == "x = -3.5 and y" + "z 7"  # [MASK] takes the space before it, as in ModernBERT
+
+
 def test_real_bert_vocabulary(real_bert_dir: Path) -> None:
     tok = NumberBertTokenizer.from_pretrained(real_bert_dir)
     assert len(tok) == 30522 + 1
@@ -288,10 +356,11 @@ RAW_TEXTS = st.text(ALPHABET, max_size=50).filter(lambda t: "[NUM]" not in t)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@pytest.mark.parametrize("name", BYTE_LEVEL)
+@pytest.mark.parametrize("name", EXACT)
 @given(text=RAW_TEXTS)
-def test_byte_level_round_trip_property(name: str, text: str, tokenizers) -> None:
-    """GPT-2 / RoBERTa: decoding gives exactly the text with numbers rewritten by format_number.
+def test_exact_round_trip_property(name: str, text: str, tokenizers) -> None:
+    """GPT-2 / RoBERTa / ModernBERT / Llama: decoding gives exactly the text with numbers rewritten by
+    format_number (Llama: less one leading space, as plain Llama).
 
     Texts holding a special-token string such as ``<s>`` are left out: as in transformers,
     that string becomes the special token, which ``skip_special_tokens`` drops.
@@ -300,7 +369,7 @@ def test_byte_level_round_trip_property(name: str, text: str, tokenizers) -> Non
     assume(not any(special in text for special in tok.all_special_tokens if special not in ("[NUM]", " [NUM]")))
     enc = tok(text)
     decoded = tok.decode(enc["input_ids"], input_numbers=enc["input_numbers"], skip_special_tokens=True)
-    assert decoded == "".join(_rebuild(text))
+    assert decoded == expected_decoding(name, text)
     assert [n.value for n in find_numbers(decoded)] == expected_values(text)
 
 

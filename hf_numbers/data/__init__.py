@@ -9,9 +9,10 @@ Example:
 """
 
 from .arithmetic import fone_arithmetic, multi_operand, multiplication
-from .collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM, prompt_lengths
+from .collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM, number_token_masks, prompt_lengths
 from .loading import load_task, parse_task_options, recorded_task, save_task, tokenize_dataset
 from .lookup import lookup
+from .numeracy import numeracy_words
 from .orbits import orbits
 from .scaler import SCALER_FILE, NumberScaler
 from .tasks import TASK_FILE, TASKS, TaskSpec, make_task, task_scaler
@@ -33,6 +34,8 @@ __all__ = [
     "make_task",
     "multi_operand",
     "multiplication",
+    "number_token_masks",
+    "numeracy_words",
     "orbits",
     "parse_task_options",
     "prompt_lengths",

@@ -15,6 +15,10 @@ Every generated example carries the same core columns:
     to a literal is part of it, as in ``x=-1.5``; an operator such as ``5 - 3`` is not).
 ``answer_index``
     the position of the answer in ``numbers``.
+
+Tasks whose answer is a **word** (a masked word that follows from the numbers, scored with
+masked-word perplexity and top-k accuracy) carry ``text``, ``numbers``, ``word`` (the target
+word) and ``word_start`` (its character offset in ``text``) instead (``WORD_FEATURES``).
 """
 
 from __future__ import annotations
@@ -38,6 +42,14 @@ CORE_FEATURES = {
     "numbers": List(Value("float64")),
     "answer_index": Value("int32"),
 }
+
+WORD_FEATURES = {
+    "text": Value("string"),
+    "numbers": List(Value("float64")),
+    "word": Value("string"),
+    "word_start": Value("int32"),
+}
+"""The core columns of a task whose answer is a word (``numeracy_words``)."""
 
 # float64 represents every integer of magnitude below 2**53 exactly.
 MAX_EXACT_INTEGER = 2**53
@@ -107,6 +119,25 @@ def check_sizes(sizes: Mapping[str, Any]) -> dict[str, int]:
         {'train': 10, 'test': 0}
     """
     return {name: check_int(f"{name}_size", size, 1 if name == "train" else 0) for name, size in sizes.items()}
+
+
+def check_fractions(fractions: Any) -> tuple[float, float, float]:
+    """Validate ``(train, validation, test)`` shares: non-negative, summing to 1, train > 0.
+
+    Example:
+        >>> check_fractions((0.8, 0.1, 0.1))
+        (0.8, 0.1, 0.1)
+    """
+    message = (
+        "split_fractions must be three non-negative numbers (train, validation, test) "
+        f"summing to 1 with train > 0, got {fractions!r}"
+    )
+    if not isinstance(fractions, Sequence) or isinstance(fractions, str) or len(fractions) != 3:
+        raise ValueError(message)
+    values = tuple(float(f) for f in fractions)
+    if min(values) < 0 or values[0] <= 0 or not np.isclose(sum(values), 1.0):
+        raise ValueError(message)
+    return values
 
 
 def check_seed(seed: Any) -> int:
@@ -271,8 +302,14 @@ class TextBuilder:
         }
 
 
-def make_dataset_dict(rows: Mapping[str, list[dict[str, Any]]], extra_features: Mapping[str, Any]) -> DatasetDict:
+def make_dataset_dict(
+    rows: Mapping[str, list[dict[str, Any]]],
+    extra_features: Mapping[str, Any],
+    core: Mapping[str, Any] = CORE_FEATURES,
+) -> DatasetDict:
     """Assemble a ``DatasetDict`` with ``train``/``validation``/``test`` first, then other splits.
+
+    ``core`` is :data:`CORE_FEATURES` (a number answer) or :data:`WORD_FEATURES` (a word answer).
 
     Example:
         >>> from datasets import Value
@@ -281,7 +318,7 @@ def make_dataset_dict(rows: Mapping[str, list[dict[str, Any]]], extra_features: 
         >>> dd["train"][0]["answer"]
         1.0
     """
-    features = Features({**CORE_FEATURES, **extra_features})
+    features = Features({**core, **extra_features})
     ordered = [s for s in IN_DISTRIBUTION_SPLITS if s in rows] + sorted(
         s for s in rows if s not in IN_DISTRIBUTION_SPLITS
     )

@@ -18,7 +18,7 @@ from typing import Any
 from datasets import DatasetDict, load_from_disk
 
 from ..modeling import find_numbers
-from ._common import CORE_FEATURES
+from ._common import CORE_FEATURES, WORD_FEATURES
 
 
 def _empty_splits(folder: Path) -> list[str]:
@@ -62,8 +62,9 @@ def load_saved_task(path: str | Path) -> DatasetDict:
 
 def check_task_splits(dataset: DatasetDict, source: str) -> None:
     """Raise ``ValueError`` unless ``dataset`` has a train split holding numbers and every split has
-    rows and the task columns (``text``, ``prompt``, ``answer``, ``answer_text``, ``numbers``,
-    ``answer_index``).
+    rows and the task columns: those of a number answer (``text``, ``prompt``, ``answer``,
+    ``answer_text``, ``numbers``, ``answer_index``) or of a word answer (``text``, ``numbers``,
+    ``word``, ``word_start``).
 
     Example:
         >>> from datasets import Dataset
@@ -77,11 +78,13 @@ def check_task_splits(dataset: DatasetDict, source: str) -> None:
     if "train" not in dataset:
         raise ValueError(f"{source} has no train split (its splits: {', '.join(dataset) or 'none'})")
     for split, data in dataset.items():
-        missing = [column for column in CORE_FEATURES if column not in data.column_names]
+        core = WORD_FEATURES if "word" in data.column_names else CORE_FEATURES
+        missing = [column for column in core if column not in data.column_names]
         if missing:
             raise ValueError(
                 f"{source}: split {split!r} lacks the column(s) {', '.join(missing)}; every split needs "
-                f"{', '.join(CORE_FEATURES)} (as `hf-numbers make-data` writes them)"
+                f"{', '.join(CORE_FEATURES)} (a number answer) or {', '.join(WORD_FEATURES)} (a word answer), "
+                "as `hf-numbers make-data` writes them"
             )
         if len(data) == 0:
             raise ValueError(f"{source}: split {split!r} holds no examples")
@@ -95,6 +98,7 @@ def check_answers_tokenized(
     """Raise ``ValueError`` when the tokenized training texts hold no number, or when an answer
     to be scored (number ``answer_index`` of its text) is not among the tokenized text's numbers
     (cut off by ``max_length``, or a text without numbers), which evaluation would only find after training.
+    Splits whose answer is a word have no ``answer_index``: masked-word evaluation checks their words.
 
     Numbers are counted as number tokens, or for a text encoding (no number token) as the numbers
     whose characters all survive truncation (to ``max_length - 1`` tokens with ``end_with_eos``, as
@@ -110,6 +114,8 @@ def check_answers_tokenized(
         if split == "train":
             if not any(counts):
                 raise ValueError("the tokenized train split holds no number, so there is nothing to learn")
+            continue
+        if "answer_index" not in dataset[split].column_names:
             continue
         for row, (count, index) in enumerate(zip(counts, dataset[split]["answer_index"])):
             if index >= count:

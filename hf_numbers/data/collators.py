@@ -16,6 +16,12 @@ Labels follow the models' convention: ``labels`` and ``number_labels`` are align
 trained on. The causal collator leaves the prompt unlabelled; the masked-LM collator masks
 exactly the completion (the answer, as xVal did for arithmetic) and nothing else. Training on
 the prompt's random operands as well stops FoNE from learning addition (README, "Results").
+
+**Text-only masking.** ``DataCollatorForNumberMLM(text_only=True)`` masks words only: numbers
+stay visible, as in the floating-point embedding paper's masked-word protocol. A number token
+is never masked, nor is any token of an example's ``number_token_mask`` (1 for each token that
+covers a number's characters, as :func:`number_token_masks` computes it), which a tokenizer that
+writes numbers as ordinary text (digits as sub-words, no number token) needs.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from typing import Any
 
 import torch
 
-from ..modeling import NEUTRAL_NUMBER
+from ..modeling import NEUTRAL_NUMBER, find_numbers
 
 
 def _pad(tokenizer: Any, features: list[dict[str, Any]], pad_to_multiple_of: int | None, padding_side: str | None):
@@ -71,6 +77,54 @@ def prompt_lengths(tokenizer: Any, texts: Sequence[str], prompts: Sequence[str],
         ends = [end for _, end in row]
         lengths.append(next((i for i, end in enumerate(ends) if end > len(prompt)), len(ends)))
     return lengths
+
+
+def overlapping_tokens(offsets: Sequence[Sequence[int]], spans: Sequence[Sequence[float]]) -> list[bool]:
+    """For each token's ``(start, end)`` characters, whether it overlaps one of ``spans`` (``(start, end, ...)``).
+
+    Tokens without characters (special tokens, ``(0, 0)``) overlap nothing.
+
+    Example:
+        >>> overlapping_tokens([(0, 0), (0, 3), (4, 6), (6, 7)], [(4, 7, 2.5)])
+        [False, False, True, True]
+    """
+    return [any(start < span[1] and end > span[0] for span in spans) for start, end in offsets]
+
+
+def number_token_masks(tokenizer: Any, texts: Sequence[str], **kwargs: Any) -> list[list[int]]:
+    """For each text, 1 for each token that belongs to a number (it covers a number's characters, or is a
+    number token), else 0.
+
+    With ``[NUM]`` tokens this is ``tokenizer.number_mask``; a tokenizer that writes numbers as
+    ordinary text (a number spread over digit sub-words) needs it to tell number tokens from words.
+    ``kwargs`` go to the tokenizer call (``truncation``, ``max_length``): use the same as for the model inputs.
+
+    Example:
+        >>> tok = NumberBertTokenizer.from_pretrained(path)  # doctest: +SKIP
+        >>> number_token_masks(tok, ["it weighs 3504 pounds"])  # doctest: +SKIP
+        [[0, 0, 0, 1, 0, 0]]
+    """
+    encoding = tokenizer(list(texts), return_offsets_mapping=True, **kwargs)
+    masks = []
+    for text, ids, offsets in zip(texts, encoding["input_ids"], encoding["offset_mapping"]):
+        covers = overlapping_tokens(offsets, find_numbers(text))
+        masks.append([int(c or n) for c, n in zip(covers, tokenizer.number_mask(ids).tolist())])
+    return masks
+
+
+def _padded_flags(features: list[dict[str, Any]], key: str, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Bool ``(B, L)``: each example's per-token flags ``key`` placed on its real (unpadded) tokens
+    (all False for an example without them)."""
+    flags = torch.zeros(attention_mask.shape, dtype=torch.bool)
+    for row, feature in enumerate(features):
+        if key not in feature:
+            continue
+        values = torch.as_tensor(feature[key], dtype=torch.bool)
+        real = attention_mask[row].bool()
+        if len(values) != int(real.sum()):
+            raise ValueError(f"example {row}: {key} has {len(values)} entries for {int(real.sum())} tokens")
+        flags[row, real] = values
+    return flags
 
 
 def _completion_mask(features: list[dict[str, Any]], attention_mask: torch.Tensor) -> torch.Tensor:
@@ -151,6 +205,9 @@ class DataCollatorForNumberMLM:
         completion_only: mask exactly the completion of each example (its tokens after
             ``prompt_length``, special tokens aside; probability ignored), e.g. the answer of an
             arithmetic problem, as xVal trained and evaluated arithmetic.
+        text_only: mask only text tokens, never a number (the floating-point embedding paper's
+            masked-word protocol; see the module docstring). Examples may carry a
+            ``number_token_mask``; with a tokenizer that has no number token they must.
         pad_to_multiple_of: pad the length to a multiple of this.
         seed: with a seed, each batch's masks are a function of (seed, the batch's padded token ids)
             only, not of the global RNG or of how many batches came before: evaluation masks are the
@@ -171,14 +228,16 @@ class DataCollatorForNumberMLM:
     pad_to_multiple_of: int | None = None
     seed: int | None = None
     completion_only: bool = False
+    text_only: bool = False
 
     def __post_init__(self) -> None:
         if not 0.0 < self.mlm_probability <= 1.0:
             raise ValueError(f"mlm_probability must be in (0, 1], got {self.mlm_probability}")
         if self.whole_numbers and not self.numbers_only:
             raise ValueError("whole_numbers=True needs numbers_only=True")
-        if self.completion_only and self.numbers_only:
-            raise ValueError("completion_only=True and numbers_only=True exclude each other; choose one")
+        chosen = [name for name in ("numbers_only", "completion_only", "text_only") if getattr(self, name)]
+        if len(chosen) > 1:
+            raise ValueError(f"{' and '.join(f'{name}=True' for name in chosen)} exclude each other; choose one")
         if self.tokenizer.mask_token_id is None:
             raise ValueError("the tokenizer has no mask_token; masked language modelling needs one")
 
@@ -188,6 +247,17 @@ class DataCollatorForNumberMLM:
         digest = hashlib.blake2b(input_ids.numpy().tobytes(), digest_size=8, key=str(self.seed).encode())
         return torch.Generator().manual_seed(int.from_bytes(digest.digest(), "little") >> 1)
 
+    def _number_flags(self, features: list[dict[str, Any]], attention_mask: torch.Tensor) -> torch.Tensor:
+        """The examples' ``number_token_mask`` as a padded bool tensor (False where an example has none)."""
+        missing = [row for row, feature in enumerate(features) if "number_token_mask" not in feature]
+        if missing and not self.tokenizer.num_token_ids:
+            raise ValueError(
+                "text_only=True with a tokenizer that writes numbers as text needs a number_token_mask in every "
+                f"example (example {missing[0]} has none); compute it with "
+                "hf_numbers.data.number_token_masks(tokenizer, texts)"
+            )
+        return _padded_flags(features, "number_token_mask", attention_mask)
+
     def __call__(self, features: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
         batch = dict(_pad(self.tokenizer, features, self.pad_to_multiple_of, None))
         input_ids, numbers = batch["input_ids"], batch["input_numbers"]
@@ -196,6 +266,8 @@ class DataCollatorForNumberMLM:
         special = torch.isin(input_ids, torch.tensor(self.tokenizer.all_special_ids)) & ~is_num
         special |= batch["attention_mask"] == 0
         eligible = is_num if self.numbers_only else ~special
+        if self.text_only:
+            eligible &= ~is_num & ~self._number_flags(features, batch["attention_mask"])
         if self.completion_only:
             masked = eligible & _completion_mask(features, batch["attention_mask"])
         elif self.whole_numbers:

@@ -20,7 +20,7 @@ from datasets import DatasetDict
 
 from ..modeling import NEUTRAL_NUMBER
 from .checks import load_saved_task
-from .collators import prompt_lengths
+from .collators import number_token_masks, prompt_lengths
 from .tasks import TASK_FILE, TASKS, make_task
 
 
@@ -96,7 +96,13 @@ def recorded_task(data_dir: str | Path) -> str | None:
     return json.loads(record.read_text())["task"] if record.is_file() else None
 
 
-def tokenize_dataset(dataset: DatasetDict, tokenizer: Any, max_length: int, end_with_eos: bool = False) -> DatasetDict:
+def tokenize_dataset(
+    dataset: DatasetDict,
+    tokenizer: Any,
+    max_length: int,
+    end_with_eos: bool = False,
+    number_token_mask: bool = False,
+) -> DatasetDict:
     """Tokenize ``text`` into ``input_ids``, ``attention_mask`` and ``input_numbers`` (the data's values:
     the model applies its number scaling itself).
 
@@ -105,6 +111,9 @@ def tokenize_dataset(dataset: DatasetDict, tokenizer: Any, max_length: int, end_
     tokenizer's end-of-text token (texts are truncated to ``max_length - 1`` tokens so that it fits):
     a model then learns where an answer stops, and generation stops there instead of writing on
     (an answer of several tokens, as the text encodings write, would otherwise run into more digits).
+    ``number_token_mask=True`` adds the column of that name
+    (1 for each token of a number, see :func:`~hf_numbers.data.number_token_masks`), which the
+    masked-LM collator's ``text_only`` option reads.
 
     Example:
         >>> tokenized = tokenize_dataset(dd, tokenizer, max_length=128)  # doctest: +SKIP
@@ -124,11 +133,16 @@ def tokenize_dataset(dataset: DatasetDict, tokenizer: Any, max_length: int, end_
             out["prompt_length"] = prompt_lengths(
                 tokenizer, batch["text"], batch["prompt"], truncation=True, max_length=text_length
             )
+        if number_token_mask:
+            masks = number_token_masks(tokenizer, batch["text"], truncation=True, max_length=text_length)
+            out["number_token_mask"] = [[*row, 0] for row in masks] if eos is not None else masks
         return out
 
     columns = ["input_ids", "attention_mask", "input_numbers"]
     if all("prompt" in data.column_names for data in dataset.values()):
         columns.append("prompt_length")
+    if number_token_mask:
+        columns.append("number_token_mask")
     return DatasetDict(
         {
             split: data.map(encode, batched=True, remove_columns=data.column_names).with_format(columns=columns)

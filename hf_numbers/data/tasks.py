@@ -10,11 +10,15 @@ name                 source                                       splits
 ``orbits``           xVal §3.3 / B.2, REBOUND planetary orbits    train, validation, test, test_ood_a1,
                                                                   test_ood_stepsize
 ``temperature``      xVal §3.2 style, vega_datasets hourly temps  train, validation, test
+``numeracy_words``   floating-point embedding paper, Table 1:     train, validation, test
+                     masked words that follow from the numbers
 ===================  ===========================================  ==========================================
 
 Every split is a ``datasets.Dataset`` with the columns ``text``, ``prompt``, ``answer``,
 ``answer_text``, ``numbers`` and ``answer_index`` (see ``hf_numbers.data._common``) plus
-task-specific columns documented on each builder.
+task-specific columns documented on each builder. ``numeracy_words``, whose answer is a word,
+has ``text``, ``numbers``, ``word`` and ``word_start`` instead (``WORD_FEATURES``), and is
+scored with masked-word perplexity and top-k accuracy.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from datasets import DatasetDict
 
 from .arithmetic import fone_arithmetic, multi_operand, multiplication
 from .lookup import lookup
+from .numeracy import numeracy_words
 from .orbits import orbits
 from .scaler import NumberScaler
 from .temperature import temperature
@@ -87,6 +92,25 @@ TASKS: dict[str, TaskSpec] = {
     "orbits": TaskSpec(orbits, {"kind": "identity"}, {"backbone": "bert"}),
     # Degrees Fahrenheit: standardise with the training split's mean and deviation.
     "temperature": TaskSpec(temperature, {"kind": "standard"}),
+    # The floating-point embedding paper's protocol: a masked LM, text tokens masked (15%, numbers stay
+    # visible), masked-word metrics. The size and budget suit a frozen all-MiniLM-L6-v2 on a 2-core CPU
+    # (README, "Results"); values span 0.4 to 5140 and carry signs, hence the signed-log scaling for xVal.
+    "numeracy_words": TaskSpec(
+        numeracy_words,
+        {"kind": "maxabs", "log": True},
+        {
+            "backbone": "bert",
+            "text_only": True,
+            "mlm_probability": 0.15,
+            "max_length": 64,
+            "train_size": 4000,
+            "eval_size": 300,
+            "max_steps": 250,
+            "per_device_train_batch_size": 32,
+            "learning_rate": 5e-3,  # a frozen trunk: only the head and the number module learn
+            "warmup_steps": 50,
+        },
+    ),
 }
 
 

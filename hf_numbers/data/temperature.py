@@ -34,6 +34,7 @@ from vega_datasets import local_data
 from ._common import (
     IN_DISTRIBUTION_SPLITS,
     TextBuilder,
+    check_fractions,
     check_int,
     check_seed,
     format_fixed,
@@ -96,7 +97,7 @@ def temperature(
     window = check_int("window", window, 2, 168)
     stride = check_int("stride", stride, 1)
     block_days = check_int("block_days", block_days, max(1, -(-window // 24)), 366)
-    fractions = _check_fractions(split_fractions)
+    fractions = check_fractions(split_fractions)
     seed = check_seed(seed)
 
     block_split = _assign_blocks(366 // block_days + 1, fractions, seed)
@@ -121,19 +122,6 @@ def temperature(
             "values": List(Value("float64")),
         },
     )
-
-
-def _check_fractions(fractions: Any) -> tuple[float, float, float]:
-    message = (
-        "split_fractions must be three non-negative numbers (train, validation, test) "
-        f"summing to 1 with train > 0, got {fractions!r}"
-    )
-    if not isinstance(fractions, Sequence) or isinstance(fractions, str) or len(fractions) != 3:
-        raise ValueError(message)
-    values = tuple(float(f) for f in fractions)
-    if min(values) < 0 or values[0] <= 0 or not np.isclose(sum(values), 1.0):
-        raise ValueError(message)
-    return values
 
 
 def _assign_blocks(num_blocks: int, fractions: tuple[float, float, float], seed: int) -> list[str]:

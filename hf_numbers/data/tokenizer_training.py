@@ -16,7 +16,7 @@ from typing import Any
 
 from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
-from ..modeling import BYTE_LEVEL_BPE, WORDPIECE, NumberTokenizerMixin, get_backbone, replace_numbers
+from ..modeling import BYTE_LEVEL_BPE, METASPACE_BPE, WORDPIECE, NumberTokenizerMixin, get_backbone, replace_numbers
 
 
 def _without_numbers(texts: Iterable[str], num_token: str) -> Iterable[str]:
@@ -37,6 +37,22 @@ def _byte_level_bpe(vocab_size: int, special_tokens: Sequence[str]) -> tuple[Tok
     return tokenizer, trainer
 
 
+def _metaspace_bpe(vocab_size: int, special_tokens: Sequence[str]) -> tuple[Tokenizer, trainers.Trainer]:
+    """Llama: BPE on ``▁``-marked words (SentencePiece style) with byte fallback.
+
+    The 256 byte tokens ``<0x00>`` ... ``<0xFF>`` follow the special tokens (and count towards
+    ``vocab_size``), so a character never seen in training falls back to its UTF-8 bytes and no
+    text is unknown. Merges never cross a word start, as in SentencePiece.
+    """
+    tokenizer = Tokenizer(models.BPE(byte_fallback=True))
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=True)
+    byte_tokens = [f"<0x{byte:02X}>" for byte in range(256)]
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=[*special_tokens, *byte_tokens], show_progress=False
+    )
+    return tokenizer, trainer
+
+
 def _wordpiece(vocab_size: int, special_tokens: Sequence[str]) -> tuple[Tokenizer, trainers.Trainer]:
     """BERT: lower-casing WordPiece."""
     tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
@@ -49,6 +65,7 @@ def _wordpiece(vocab_size: int, special_tokens: Sequence[str]) -> tuple[Tokenize
 
 _TOKENIZER_MODELS: dict[str, Callable[[int, Sequence[str]], tuple[Tokenizer, trainers.Trainer]]] = {
     BYTE_LEVEL_BPE: _byte_level_bpe,
+    METASPACE_BPE: _metaspace_bpe,
     WORDPIECE: _wordpiece,
 }
 """How to train each ``BackboneSpec.tokenizer_model``: a ``tokenizers`` pipeline and its trainer."""
@@ -59,7 +76,8 @@ def train_plain_tokenizer(
 ) -> Any:
     """Train the backbone's plain transformers tokenizer (``spec.plain_tokenizer_class``) on ``texts``.
 
-    ``keep_whole`` strings are never split while training and stay out of the learned vocabulary.
+    The tokenizer gets the spec's ``tokenizer_options`` (Llama adds its BOS token). ``keep_whole``
+    strings are never split while training and stay out of the learned vocabulary.
 
     Example:
         >>> tok = train_plain_tokenizer(["x = 1.5, y = -2"] * 10, "roberta", vocab_size=300)
@@ -72,9 +90,9 @@ def train_plain_tokenizer(
     tokenizer.train_from_iterator(texts, trainer)
     model = json.loads(tokenizer.to_str())["model"]
     if "merges" not in model:
-        return spec.plain_tokenizer_class(vocab=model["vocab"])
+        return spec.plain_tokenizer_class(vocab=model["vocab"], **spec.tokenizer_options)
     merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in model["merges"]]
-    return spec.plain_tokenizer_class(vocab=model["vocab"], merges=merges)
+    return spec.plain_tokenizer_class(vocab=model["vocab"], merges=merges, **spec.tokenizer_options)
 
 
 def train_number_tokenizer(
@@ -87,9 +105,11 @@ def train_number_tokenizer(
 ) -> NumberTokenizerMixin:
     """Train a number tokenizer of the given backbone's kind on ``texts``.
 
-    GPT-2 / RoBERTa get a byte-level BPE (every byte is in the vocabulary, so no text is
-    unknown), BERT a lower-casing WordPiece. A tokenizer without a pad token (GPT-2) pads
-    with its eos token. ``number_scheme`` and ``scheme_options`` (``scheme_digits``,
+    GPT-2 / RoBERTa / ModernBERT get a byte-level BPE (every byte is in the vocabulary, so no
+    text is unknown; ModernBERT's with its ``[CLS]``, ``[SEP]``, ``[PAD]``, ``[MASK]`` tokens, where
+    the original has a GPT-NeoX BPE), Llama a SentencePiece-style BPE with byte fallback and a
+    BOS token, BERT a lower-casing WordPiece. A tokenizer without a pad token (GPT-2, Llama)
+    pads with its eos token. ``number_scheme`` and ``scheme_options`` (``scheme_digits``,
     ``scheme_min_exponent``, ``scheme_max_exponent``) go to the tokenizer (see
     ``NumberTokenizerMixin``); a scheme's tokens come on top of the ``vocab_size`` learned ones.
 

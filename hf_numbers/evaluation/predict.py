@@ -7,8 +7,9 @@ the answer.
 the answer from the text before it (the prediction at the previous position, which is what
 greedy generation after the prompt emits first); a masked model gets the answer's number token
 masked and predicts it in place. The prediction is valid when the token head's argmax at that
-position is a number token; the number head gives the value, in the data's units (the model
-applies its number scaling; a value beyond float64 after the inverse of a log scaling is invalid).
+position is a number token and every logit there and the value are finite; the number head gives
+the value, in the data's units (the model applies its number scaling; a value beyond float64
+after the inverse of a log scaling is invalid).
 
 **Text encodings** (``text``, ``p10``, ``p1000``, ``b1999``, ``fp15``: the answer is tokens).
 A prediction is the text the model writes, parsed back to a number: a causal model generates
@@ -112,10 +113,11 @@ def _predict_numbers(
         input_numbers=numbers.to(model.device),
         attention_mask=enc["attention_mask"].to(model.device),
     )
-    chosen = out.logits[rows, query].argmax(-1).cpu()
-    values = out.number_predictions[rows, query].double().cpu()  # ±inf (invalid) past a log scaling's range
-    is_number = tokenizer.number_mask(chosen).tolist()
-    return [value if number else None for number, value in zip(is_number, values.tolist())]
+    logits = out.logits[rows, query].cpu()
+    values = out.number_predictions[rows, query].double().cpu()  # ±inf past a log scaling's range: invalid
+    # argmax takes a NaN logit as the largest: a row with a non-finite logit or value predicts nothing
+    valid = tokenizer.number_mask(logits.argmax(-1)) & logits.isfinite().all(-1) & values.isfinite()
+    return [value if ok else None for ok, value in zip(valid.tolist(), values.tolist())]
 
 
 def _predict_text(

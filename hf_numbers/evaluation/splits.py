@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..strict_json import write_json
+from .masked_words import masked_word_results, score_masked_words, target_spans
 from .metrics import compute_number_metrics
 from .plots import plot_predicted_vs_true, plot_prediction_vs_parameter
 from .predict import predict_answers
@@ -18,18 +19,29 @@ __all__ = ["evaluate_splits"]
 
 
 def evaluate_splits(
-    model: Any, tokenizer: Any, dataset: Mapping[str, Any], max_length: int, output_dir: str | Path
+    model: Any,
+    tokenizer: Any,
+    dataset: Mapping[str, Any],
+    max_length: int,
+    output_dir: str | Path,
+    masked_words: bool = False,
 ) -> dict[str, Any]:
     """Metrics of every non-training split, its plots, ``metrics.json`` and ``predictions.json`` in ``output_dir``.
 
-    Every split except ``train`` is scored (:func:`predict_answers`, then
-    :func:`compute_number_metrics`, exact match at the answers' written precision). Plots: the
+    Every split except ``train`` is scored. Splits with a number answer (``answer_index``):
+    :func:`predict_answers`, then :func:`compute_number_metrics` (exact match at the answers'
+    written precision). Splits with a target word (``word``, ``word_start``), and every split when
+    ``masked_words`` (the masked-word protocol, ``text_only`` training): masked-word perplexity and
+    top-k accuracy, each text token masked alone (:func:`score_masked_words`: ``masked_*`` over
+    every text token, ``target_*`` over the target words). Plots (number answers only): the
     predicted-vs-true scatter, and for each ``test_ood_<column>`` split the prediction against
     the held-out parameter. Values are the data's own (the model applies its number scaling).
     ``predictions.json`` holds, per split, every prediction (None where invalid) and reference,
-    for analyses beyond the metrics (e.g. comparing encodings example by example).
+    and every masked-word score (``masked_tokens``: text index, token position, cross-entropy, rank,
+    whether the token is the target word), for analyses beyond the metrics (e.g. comparing encodings
+    example by example).
 
-    Returns ``{"metrics": {split: metrics}, "plot": first plot path, "plots": every plot path}``.
+    Returns ``{"metrics": {split: metrics}, "plot": first plot path or None, "plots": every plot path}``.
 
     Example:
         >>> summary = evaluate_splits(model, tokenizer, dataset, 128, "runs/eval")  # doctest: +SKIP
@@ -40,18 +52,30 @@ def evaluate_splits(
     splits = [split for split in dataset if split != "train"]
     for split in splits:
         data = dataset[split]
-        preds = predict_answers(model, tokenizer, data["text"], data["answer_index"], max_length=max_length)
-        # exact match at the answers' written precision (a float32 or continuous prediction of
-        # 1.53 counts when it rounds to 1.53)
-        decimals = max(len(text.partition(".")[2]) for text in data["answer_text"])
-        results[split] = compute_number_metrics(preds, data["answer"], exact_decimals=decimals)
-        per_split[split] = {"predictions": preds, "references": list(data["answer"])}
-        predictions += preds
-        references += list(data["answer"])
-        groups += [split] * len(preds)
+        results[split], per_split[split] = {}, {}
+        if "answer_index" in data.column_names:
+            preds = predict_answers(model, tokenizer, data["text"], data["answer_index"], max_length=max_length)
+            # exact match at the answers' written precision (a float32 or continuous prediction of
+            # 1.53 counts when it rounds to 1.53)
+            decimals = max(len(text.partition(".")[2]) for text in data["answer_text"])
+            results[split] = compute_number_metrics(preds, data["answer"], exact_decimals=decimals)
+            per_split[split] = {"predictions": preds, "references": list(data["answer"])}
+            predictions += preds
+            references += list(data["answer"])
+            groups += [split] * len(preds)
+        words = "word" in data.column_names
+        if masked_words or words:
+            if getattr(model, "causal", False):
+                raise ValueError("masked-word metrics need a masked LM; this model is causal")
+            spans = target_spans(data["text"], data["word"], data["word_start"]) if words else None
+            scores = score_masked_words(model, tokenizer, data["text"], spans, max_length=max_length)
+            results[split] |= masked_word_results(scores, targets=words)
+            per_split[split]["masked_tokens"] = scores.to_dict()
     output_dir.mkdir(parents=True, exist_ok=True)
     write_json(output_dir / "metrics.json", results)
     write_json(output_dir / "predictions.json", per_split)
+    if not predictions:
+        return {"metrics": results, "plot": None, "plots": []}
     plots = [
         plot_predicted_vs_true(
             predictions,
@@ -63,11 +87,12 @@ def evaluate_splits(
     ]
     # xVal Fig. 5: prediction against the parameter an out-of-distribution split holds out
     # (``test_ood_<column>``; plain ``test_ood`` holds out a range of the answer itself).
-    for ood in (split for split in splits if split.startswith("test_ood")):
+    scored = [split for split in splits if "answer_index" in dataset[split].column_names]
+    for ood in (split for split in scored if split.startswith("test_ood")):
         column = ood.removeprefix("test_ood").lstrip("_") or "answer"
         if column not in dataset[ood].column_names:
             continue
-        parameter = [value for split in splits for value in dataset[split][column]]
+        parameter = [value for split in scored for value in dataset[split][column]]
         heldout = (min(dataset[ood][column]), max(dataset[ood][column]))
         plots.append(
             plot_prediction_vs_parameter(

@@ -3,8 +3,25 @@
 import transformers
 from transformers import AutoConfig, AutoModel, AutoTokenizer
 
-from .backbones import BACKBONE_CLASSES, BACKBONES, BYTE_LEVEL_BPE, WORDPIECE, BackboneSpec, SizeFields, get_backbone
-from .configuration_number import NumberBertConfig, NumberConfigFields, NumberGPT2Config, NumberRobertaConfig
+from .backbones import (
+    BACKBONE_CLASSES,
+    BACKBONES,
+    BYTE_LEVEL_BPE,
+    METASPACE_BPE,
+    WORDPIECE,
+    BackboneSpec,
+    SizeFields,
+    get_backbone,
+)
+from .checks import check_tokenizer_matches
+from .configuration_number import (
+    NumberBertConfig,
+    NumberConfigFields,
+    NumberGPT2Config,
+    NumberLlamaConfig,
+    NumberModernBertConfig,
+    NumberRobertaConfig,
+)
 from .encoding_base import EncodingOption, NumberEncoding
 from .encoding_registry import (
     NUMBER_ENCODINGS,
@@ -24,6 +41,8 @@ from .modeling_number import (
     NumberModelMixin,
     NumberRobertaForMaskedLM,
 )
+from .modeling_number_llama import NumberLlamaForCausalLM
+from .modeling_number_modernbert import NumberModernBertForMaskedLM
 from .parsing import NEUTRAL_NUMBER, NumberSpan, find_numbers, format_number, replace_numbers
 from .pipeline_number import NumberFillMaskPipeline, NumberGenerationPipeline, register_pipelines
 from .tokenization_number import (
@@ -32,6 +51,8 @@ from .tokenization_number import (
     NumberRobertaTokenizer,
     NumberTokenizerMixin,
 )
+from .tokenization_number_llama import NumberLlamaTokenizer
+from .tokenization_number_modernbert import NumberModernBertTokenizer
 
 
 def register_auto_classes() -> None:
@@ -69,6 +90,7 @@ __all__ = [
     "ExponentEncoding",
     "FloatBitEncoding",
     "FoNEEncoding",
+    "METASPACE_BPE",
     "NumberBertConfig",
     "NumberBertForMaskedLM",
     "NumberBertTokenizer",
@@ -81,8 +103,14 @@ __all__ = [
     "NumberGPT2Tokenizer",
     "NumberGenerateOutput",
     "NumberGenerationPipeline",
+    "NumberLlamaConfig",
+    "NumberLlamaForCausalLM",
+    "NumberLlamaTokenizer",
     "NumberMaskedLMOutput",
     "NumberModelMixin",
+    "NumberModernBertConfig",
+    "NumberModernBertForMaskedLM",
+    "NumberModernBertTokenizer",
     "NumberRobertaConfig",
     "NumberRobertaForMaskedLM",
     "NumberRobertaTokenizer",
@@ -93,6 +121,7 @@ __all__ = [
     "XValEncoding",
     "add_option_fields",
     "build_number_encoding",
+    "check_tokenizer_matches",
     "encoding_options",
     "find_numbers",
     "format_number",

@@ -1,4 +1,4 @@
-"""The backbone table: everything the rest of hf_numbers knows about GPT-2, BERT and RoBERTa.
+"""The backbone table: everything the rest of hf_numbers knows about GPT-2, BERT, RoBERTa, Llama and ModernBERT.
 
 One :class:`BackboneSpec` row per backbone names its number config, model and tokenizer
 classes and holds the facts other code would otherwise compare names for: causal or masked
@@ -14,18 +14,41 @@ This module is part of the flat ``hf_numbers/modeling`` folder: it imports nothi
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .configuration_number import NumberBertConfig, NumberGPT2Config, NumberRobertaConfig
+from .configuration_number import (
+    NumberBertConfig,
+    NumberGPT2Config,
+    NumberLlamaConfig,
+    NumberModernBertConfig,
+    NumberRobertaConfig,
+)
 from .modeling_number import NumberBertForMaskedLM, NumberGPT2ForCausalLM, NumberRobertaForMaskedLM
+from .modeling_number_llama import NumberLlamaForCausalLM
+from .modeling_number_modernbert import NumberModernBertForMaskedLM
 from .tokenization_number import NumberBertTokenizer, NumberGPT2Tokenizer, NumberRobertaTokenizer
+from .tokenization_number_llama import NumberLlamaTokenizer
+from .tokenization_number_modernbert import MODERNBERT_SPECIAL_TOKENS, NumberModernBertTokenizer
 
-__all__ = ["BACKBONES", "BACKBONE_CLASSES", "BYTE_LEVEL_BPE", "WORDPIECE", "BackboneSpec", "SizeFields", "get_backbone"]
+__all__ = [
+    "BACKBONES",
+    "BACKBONE_CLASSES",
+    "BYTE_LEVEL_BPE",
+    "METASPACE_BPE",
+    "WORDPIECE",
+    "BackboneSpec",
+    "SizeFields",
+    "get_backbone",
+]
 
 BYTE_LEVEL_BPE = "byte-level-bpe"
-"""Tokenizer model of GPT-2 / RoBERTa: byte-level BPE (no unknown text; a space-prefixed number token)."""
+"""Tokenizer model of GPT-2 / RoBERTa / ModernBERT: byte-level BPE (no unknown text; a space-prefixed number token)."""
+METASPACE_BPE = "metaspace-bpe"
+"""Tokenizer model of Llama: SentencePiece-style BPE on ``▁``-marked words with byte fallback (a space-prefixed
+number token)."""
 WORDPIECE = "wordpiece"
 """Tokenizer model of BERT: lower-casing WordPiece."""
 
@@ -34,7 +57,11 @@ WORDPIECE = "wordpiece"
 class SizeFields:
     """The names a backbone's config gives to the sizes of a new model.
 
-    ``ffn`` is None where the config derives the feed-forward width itself (GPT-2: 4 x width).
+    ``ffn`` is None where the config derives the feed-forward width itself (GPT-2: 4 x width);
+    otherwise it is ``ffn_ratio`` x the width, rounded (gated MLPs use less than 4: Llama's
+    SwiGLU 8/3, which gives GPT-2's parameter count, ModernBERT-base's GeGLU 1.5). ``kv_heads``
+    names the key/value head count of grouped-query attention (Llama); a new model gets as many
+    as attention heads.
     """
 
     hidden: str
@@ -42,6 +69,8 @@ class SizeFields:
     heads: str
     positions: str
     ffn: str | None = None
+    ffn_ratio: float = 4.0
+    kv_heads: str | None = None
 
 
 def _transformers_base(cls: type) -> type:
@@ -57,13 +86,17 @@ class BackboneSpec:
         name: the backbone's name (``--backbone``).
         display_name: its name in prose (model cards).
         config_class, model_class, tokenizer_class: the number-aware classes.
-        tokenizer_model: how a new vocabulary is trained (:data:`BYTE_LEVEL_BPE` or :data:`WORDPIECE`).
+        tokenizer_model: how a new vocabulary is trained (:data:`BYTE_LEVEL_BPE`, :data:`METASPACE_BPE`
+            or :data:`WORDPIECE`).
         special_tokens: the special tokens of a new vocabulary, in id order.
+        tokenizer_options: keyword arguments of the plain tokenizer class, for a new vocabulary and
+            :meth:`load_plain_tokenizer` (Llama: add the BOS token; ModernBERT: ``[CLS] ... [SEP]``).
         size_fields: the config's names for the sizes of a new model (:meth:`new_config`).
         position_offset: positions a new model needs beyond the longest input
             (RoBERTa: 2, its positions start after the padding index).
         token_id_fields: config fields a new model takes from tokenizer attributes
-            (GPT-2: ``bos_token_id`` and ``eos_token_id`` are the tokenizer's eos).
+            (GPT-2: ``bos_token_id`` and ``eos_token_id`` are the tokenizer's eos; ModernBERT:
+            ``cls_token_id`` and ``sep_token_id`` too).
         dropout_fields: the config's dropout probabilities.
         tiny_sizes: config fields of the tests' tiny models (hidden 32, 2 layers).
 
@@ -85,6 +118,7 @@ class BackboneSpec:
     tiny_sizes: Mapping[str, Any]
     position_offset: int = 0
     token_id_fields: Mapping[str, str] = field(default_factory=lambda: {"pad_token_id": "pad_token_id"})
+    tokenizer_options: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def causal(self) -> bool:
@@ -103,7 +137,7 @@ class BackboneSpec:
 
     @property
     def num_token_count(self) -> int:
-        """How many number tokens the tokenizer has (byte-level BPE: ``[NUM]`` and ``" [NUM]"``)."""
+        """How many number tokens the tokenizer has (``[NUM]``, and ``" [NUM]"`` where spaces join the next word)."""
         return 2 if self.tokenizer_class.spaced_num_token else 1
 
     @property
@@ -121,14 +155,27 @@ class BackboneSpec:
         """The transformers tokenizer the number tokenizer extends."""
         return _transformers_base(self.tokenizer_class)
 
+    def load_plain_tokenizer(self, folder: Any) -> Any:
+        """The plain tokenizer saved in ``folder``, with the spec's ``tokenizer_options``.
+
+        transformers does not save ``add_bos_token`` / ``add_eos_token``, and GPT-NeoX's tokenizer
+        rebuilds its template from them, so a plain ModernBERT tokenizer needs them again.
+
+        Example:
+            >>> BACKBONES["modernbert"].load_plain_tokenizer("path/to/plain")  # doctest: +SKIP
+        """
+        return self.plain_tokenizer_class.from_pretrained(folder, **self.tokenizer_options)
+
     def size_config(self, hidden_size: int, num_layers: int, num_heads: int, max_length: int) -> dict[str, int]:
         """Config fields of a new model of that width, depth, head count and longest input.
 
-        The feed-forward layer is 4 x the width; positions cover ``max_length`` (plus the offset).
+        The feed-forward layer is ``ffn_ratio`` x the width; positions cover ``max_length`` (plus the offset).
 
         Example:
             >>> BACKBONES["gpt2"].size_config(64, 2, 2, 128)
             {'n_embd': 64, 'n_layer': 2, 'n_head': 2, 'n_positions': 128}
+            >>> BACKBONES["llama"].size_config(96, 2, 4, 128)["intermediate_size"]
+            256
         """
         names = self.size_fields
         sizes = {
@@ -138,7 +185,9 @@ class BackboneSpec:
             names.positions: max_length + self.position_offset,
         }
         if names.ffn:
-            sizes[names.ffn] = 4 * hidden_size
+            sizes[names.ffn] = round(names.ffn_ratio * hidden_size)
+        if names.kv_heads:
+            sizes[names.kv_heads] = num_heads
         return sizes
 
     def new_config(self, tokenizer: Any, *, hidden_size: int, num_layers: int, num_heads: int, max_length: int,
@@ -211,6 +260,42 @@ BACKBONES: dict[str, BackboneSpec] = {
             dropout_fields=_BERT_DROPOUT,
             tiny_sizes=_BERT_TINY,
             position_offset=2,
+        ),
+        BackboneSpec(
+            name="llama",
+            display_name="Llama",
+            config_class=NumberLlamaConfig,
+            model_class=NumberLlamaForCausalLM,
+            tokenizer_class=NumberLlamaTokenizer,
+            tokenizer_model=METASPACE_BPE,
+            special_tokens=("<unk>", "<s>", "</s>"),
+            tokenizer_options={"add_bos_token": True},
+            size_fields=SizeFields(
+                "hidden_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings",
+                "intermediate_size", ffn_ratio=8 / 3, kv_heads="num_key_value_heads",
+            ),
+            dropout_fields=("attention_dropout",),
+            tiny_sizes={"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1,
+                        "intermediate_size": 64, "max_position_embeddings": 64},
+            token_id_fields={"pad_token_id": "pad_token_id", "bos_token_id": "bos_token_id",
+                             "eos_token_id": "eos_token_id"},
+        ),
+        BackboneSpec(
+            name="modernbert",
+            display_name="ModernBERT",
+            config_class=NumberModernBertConfig,
+            model_class=NumberModernBertForMaskedLM,
+            tokenizer_class=NumberModernBertTokenizer,
+            tokenizer_model=BYTE_LEVEL_BPE,
+            special_tokens=("[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"),
+            tokenizer_options=MODERNBERT_SPECIAL_TOKENS,
+            size_fields=dataclasses.replace(_BERT_SIZES, ffn_ratio=1.5),
+            dropout_fields=("embedding_dropout", "attention_dropout", "mlp_dropout", "classifier_dropout"),
+            tiny_sizes={**_BERT_TINY, "max_position_embeddings": 64, "local_attention": 8, "bos_token_id": 2,
+                        "eos_token_id": 3, "cls_token_id": 2, "sep_token_id": 3},
+            token_id_fields={"pad_token_id": "pad_token_id", "bos_token_id": "cls_token_id",
+                             "eos_token_id": "sep_token_id", "cls_token_id": "cls_token_id",
+                             "sep_token_id": "sep_token_id"},
         ),
     )
 }

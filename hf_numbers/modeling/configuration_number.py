@@ -1,10 +1,12 @@
-"""Configurations of the number-aware GPT-2, BERT and RoBERTa models.
+"""Configurations of the number-aware GPT-2, BERT, RoBERTa, Llama and ModernBERT models.
 
-Each config subclasses the backbone's own config, so a plain GPT-2 / BERT / RoBERTa
-``config.json`` loads into it, and adds the number fields of :class:`NumberConfigFields`:
+Each config subclasses the backbone's own config, so a plain backbone's ``config.json``
+loads into it, and adds the number fields of :class:`NumberConfigFields`:
 the shared ones, and the options each registered encoding declares (``encoding_registry.py``).
 Every field is validated at construction with a ``ValueError`` that names the field and
-the allowed range; an encoding validates its own options.
+the allowed range; an encoding validates its own options. A saved number config (``config.json``
+of this ``model_type``) must hold its encoding's fields: loading one without them is a ``ValueError``,
+not the defaults.
 
 This module is part of the flat ``hf_numbers/modeling`` folder that is copied into saved
 checkpoints (see DESIGN.md, "The Hub rule"): it imports nothing else from ``hf_numbers``.
@@ -18,8 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from huggingface_hub.dataclasses import strict
-from transformers import BertConfig, GPT2Config, RobertaConfig
+from transformers import BertConfig, GPT2Config, LlamaConfig, ModernBertConfig, PreTrainedConfig, RobertaConfig
 
+from .checks import check_saved_config
 from .encoding_registry import NUMBER_ENCODINGS_REGISTRY, add_option_fields, get_encoding
 from .number_scaling import NumberScaling
 
@@ -42,7 +45,7 @@ class NumberConfigFields:
         num_token_id: id of the ``[NUM]`` token (``tokenizer.num_token_id``).
         num_token_ids: every id that stands for a number (``tokenizer.num_token_ids``);
             byte-level tokenizers have a second, space-prefixed ``" [NUM]"`` token.
-            Defaults to ``[num_token_id]``.
+            Defaults to ``[num_token_id]``; :meth:`from_tokenizer` takes all of the tokenizer's.
         number_loss_weight: weight of the number loss added to the token loss (>= 0).
         freeze_backbone: leave only the number module and heads trainable.
         number_scaling_shift, number_scaling_scale, number_scaling_log: the map between the data's
@@ -83,6 +86,26 @@ class NumberConfigFields:
         """Every pipeline ``config.json`` names (``custom_pipelines`` as saved)."""
         return dict(self.__dict__.get("custom_pipelines") or {})
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.from_dict = classmethod(_checked_from_dict)  # an attribute of the class: before PreTrainedConfig's
+
+    @classmethod
+    def from_tokenizer(cls, tokenizer: Any, **kwargs: Any) -> Any:
+        """A config for ``tokenizer``: ``vocab_size=len(tokenizer)`` and every number token id.
+
+        ``num_token_ids`` takes all of ``tokenizer.num_token_ids``: a byte-level tokenizer (GPT-2,
+        RoBERTa) has a second number token ``" [NUM]"`` for a number after a space, which a config
+        built from ``num_token_id`` alone would not see as a number. ``kwargs`` are further fields.
+
+        Example:
+            >>> config = NumberGPT2Config.from_tokenizer(tokenizer, n_embd=64, n_layer=2, n_head=2)  # doctest: +SKIP
+            >>> config.num_token_ids == tokenizer.num_token_ids  # doctest: +SKIP
+            True
+        """
+        fields = {"vocab_size": len(tokenizer), "num_token_id": tokenizer.num_token_id}
+        return cls(**fields, num_token_ids=list(tokenizer.num_token_ids), **kwargs)
+
     def _validate_number_fields(self) -> None:
         get_encoding(self.number_encoding)  # a ValueError listing the registered encodings
         if self.num_token_id is not None and self.num_token_id < 0:
@@ -98,6 +121,13 @@ class NumberConfigFields:
         self.number_scaling_shift, self.number_scaling_scale = scaling.shift, scaling.scale  # floats in config.json
         for encoding in NUMBER_ENCODINGS_REGISTRY.values():
             encoding.validate_options(self)
+
+
+def _checked_from_dict(cls: type, config_dict: dict[str, Any], **kwargs: Any) -> Any:
+    """``PreTrainedConfig.from_dict`` (how a saved ``config.json`` loads), refusing a saved number config that
+    lacks a field of its encoding (:func:`check_saved_config`; ``kwargs`` that set it count)."""
+    check_saved_config(config_dict, cls.model_type, kwargs)
+    return PreTrainedConfig.from_dict.__func__(cls, config_dict, **kwargs)
 
 
 @strict
@@ -152,9 +182,45 @@ class NumberRobertaConfig(RobertaConfig, NumberConfigFields):
         self._validate_number_fields()
 
 
+@strict
+class NumberLlamaConfig(LlamaConfig, NumberConfigFields):
+    """Llama config with number fields (see :class:`NumberConfigFields`).
+
+    Example:
+        >>> from hf_numbers import NumberLlamaConfig
+        >>> NumberLlamaConfig(hidden_size=32, num_attention_heads=2, number_encoding="fone").model_type
+        'number_llama'
+    """
+
+    model_type = "number_llama"
+
+    def __post_init__(self, **kwargs):
+        super().__post_init__(**kwargs)
+        self._validate_number_fields()
+
+
+@strict
+class NumberModernBertConfig(ModernBertConfig, NumberConfigFields):
+    """ModernBERT config with number fields (see :class:`NumberConfigFields`).
+
+    Example:
+        >>> from hf_numbers import NumberModernBertConfig
+        >>> NumberModernBertConfig(hidden_size=32, num_attention_heads=2, pad_token_id=0).model_type
+        'number_modernbert'
+    """
+
+    model_type = "number_modernbert"
+
+    def __post_init__(self, **kwargs):
+        super().__post_init__(**kwargs)
+        self._validate_number_fields()
+
+
 __all__ = [
     "NumberBertConfig",
     "NumberConfigFields",
     "NumberGPT2Config",
+    "NumberLlamaConfig",
+    "NumberModernBertConfig",
     "NumberRobertaConfig",
 ]

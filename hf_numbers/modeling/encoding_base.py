@@ -39,8 +39,8 @@ FLOAT32_MAX = float(torch.finfo(torch.float32).max)
 
 
 def autocast_disabled(device: torch.device) -> contextlib.AbstractContextManager:
-    """A context turning ``torch.autocast`` off on ``device`` (a no-op where autocast does not exist)."""
-    if torch.amp.is_autocast_available(device.type):
+    """A context turning ``torch.autocast`` off on ``device`` (a no-op where autocast is not on)."""
+    if torch.amp.is_autocast_available(device.type) and torch.is_autocast_enabled(device.type):
         return torch.autocast(device.type, enabled=False)
     return contextlib.nullcontext()
 
@@ -177,6 +177,8 @@ class NumberEncoding(nn.Module, abc.ABC):
             Traceback (most recent call last):
             ValueError: input_numbers holds nan at a number position ...
         """
+        if not is_num.any():  # most generation steps: nothing to check
+            return
         values = numbers[is_num].double()
         finite = torch.isfinite(values)
         bad = ~finite
@@ -199,6 +201,8 @@ class NumberEncoding(nn.Module, abc.ABC):
             >>> out = enc.embed(torch.ones(1, 2, 32), torch.tensor([[1.0, 2.5]], dtype=torch.float64),
             ...                 torch.tensor([[False, True]]))  # doctest: +SKIP
         """
+        if not torch.is_grad_enabled() and not is_num.any():  # most generation steps (training keeps the graph:
+            return inputs_embeds  # the encoding's parameters get their zero gradients, as DDP expects)
         token_embeds = inputs_embeds[is_num]
         with autocast_disabled(inputs_embeds.device):
             token_embeds = token_embeds.to(torch.promote_types(token_embeds.dtype, torch.float32))
@@ -214,4 +218,4 @@ class NumberEncoding(nn.Module, abc.ABC):
         """
         self.check_numbers(number_labels, mask, name="number_labels")
         per_item = self._item_losses(head_output[mask], number_labels[mask].double())
-        return per_item.sum() / mask.sum().clamp(min=1)
+        return (per_item.sum() / mask.sum().clamp(min=1)).to(head_output.dtype)

@@ -37,7 +37,12 @@ from transformers import initialization as init
 from .encoding_base import FLOAT32_MAX, EncodingOption, NumberEncoding
 from .parsing import format_number
 
-__all__ = ["ExponentEncoding", "FloatBitEncoding", "FoNEEncoding", "XValEncoding"]
+__all__ = ["XVAL_MAX", "ExponentEncoding", "FloatBitEncoding", "FoNEEncoding", "XValEncoding"]
+
+XVAL_MAX = 2.0**62
+"""The largest ``|x|`` xVal accepts (inputs and labels): its square, and that of its difference to a
+prediction as large, stay finite in float32 (the MSE); see :class:`XValEncoding`."""
+_SQRT_FLOAT32_MAX = math.sqrt(FLOAT32_MAX)
 
 
 class XValEncoding(NumberEncoding):
@@ -45,7 +50,13 @@ class XValEncoding(NumberEncoding):
 
     The head is an MLP with one hidden layer of the model width (with biases), as in the
     paper's appendix. xVal works best with values normalised to a small range (the paper
-    uses about [-5, 5]); any float32 value is accepted.
+    uses about [-5, 5]).
+
+    Accepted: what the float32 path carries, ``|x| <= XVAL_MAX = 2^62`` (about 4.6e18), where the
+    square of a target, and of its difference to a prediction as large, stays finite (the MSE);
+    and, at each number token, ``|x| * ||e|| <= sqrt(float32 max)`` for its embedding ``e``, so that
+    the sum of squares a LayerNorm takes of the scaled embedding stays finite (beyond it, NaN
+    logits). Decoding saturates at ``+-XVAL_MAX``, so a generated value can be fed back.
 
     The paper's trunk (GPT-2-like, layer norms inside the blocks) sees ``x * e_[NUM] + position``,
     linear in ``x``. BERT and RoBERTa normalise their embeddings (a LayerNorm after adding positions
@@ -78,22 +89,33 @@ class XValEncoding(NumberEncoding):
             init.zeros_(layer.bias)
 
     def allowed_range(self) -> str:
-        return f"finite values with |x| <= {FLOAT32_MAX:.8g} (float32)"
+        return f"finite values with |x| <= {XVAL_MAX:.4g} (2^62: its square stays finite in float32)"
 
     def _out_of_range(self, values: torch.Tensor) -> torch.Tensor:
-        return values.abs() > FLOAT32_MAX
+        return values.abs() > XVAL_MAX
 
     def _embed_values(self, token_embeds: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+        norms = token_embeds.double().norm(dim=-1)
+        too_large = values.abs() * norms > _SQRT_FLOAT32_MAX
+        if too_large.any():
+            index = int(too_large.nonzero()[0])
+            raise ValueError(
+                f"input_numbers holds {values[index].item()!r} at a number position ({int(too_large.sum())} such "
+                f"values): scaled by the number token's embedding (norm {norms[index].item():.4g}) it would overflow "
+                f"float32 (|x| * norm must be <= {_SQRT_FLOAT32_MAX:.4g}), so the 'xval' encoding accepts |x| <= "
+                f"{_SQRT_FLOAT32_MAX / norms[index].item():.4g} there; scale the values down (a NumberScaler)"
+            )
         return token_embeds * values.to(token_embeds.dtype)[:, None]
 
     def head(self, hidden_states: torch.Tensor) -> torch.Tensor:
         return self.mlp(hidden_states).squeeze(-1)
 
     def _item_losses(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        return (outputs - targets.to(outputs.dtype)) ** 2
+        # float64: a batch's sum of squared errors of targets up to 2^62 stays finite (the mean is float32 again)
+        return (outputs.double() - targets) ** 2
 
     def decode(self, head_output: torch.Tensor) -> torch.Tensor:
-        return head_output.detach().double()
+        return head_output.detach().double().clamp(-XVAL_MAX, XVAL_MAX)
 
 
 class FoNEEncoding(NumberEncoding):

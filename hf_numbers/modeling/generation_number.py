@@ -1,9 +1,11 @@
 """Producing numbers: generation for the causal model, mask filling for the masked models.
 
 :class:`NumberGenerationMixin` makes ``generate`` carry ``input_numbers`` between steps:
-after every step the number head's prediction at the last position becomes the value of the
-token just chosen, so a generated number token is fed back with its predicted value, and the
-output has ``numbers`` aligned with ``sequences``. :class:`NumberFillMaskMixin` adds
+the number head's prediction at the last position becomes the value of the token chosen there,
+so a generated number token is fed back with its predicted value, and the output has
+``numbers`` aligned with ``sequences``. The head runs only for steps that chose a number token
+(the forward skips it and keeps its input hidden states), which keeps generation close to the
+plain backbone's speed (``benchmarks/bench_generation.py``). :class:`NumberFillMaskMixin` adds
 ``fill_mask`` to the masked LMs.
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
@@ -17,11 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch.nn import functional as F
 from transformers import GenerationConfig
 from transformers.generation.configuration_utils import GenerationMode
 from transformers.generation.utils import GenerateDecoderOnlyOutput
 from transformers.utils import ModelOutput
 
+from .checks import check_neutral_elsewhere, to_float64
 from .parsing import NEUTRAL_NUMBER
 
 __all__ = ["NumberFillMaskMixin", "NumberGenerateOutput", "NumberGenerationMixin"]
@@ -41,12 +45,17 @@ class NumberGenerateOutput(GenerateDecoderOnlyOutput):
 
 
 class _NumberTrace:
-    """The running ``input_numbers`` of one ``generate`` call, readable after it returns."""
+    """The running ``input_numbers`` of one ``generate`` call, and the hidden states of its last step.
 
-    __slots__ = ("numbers",)
+    ``hidden`` is what the number head would read at the last position of the last forward; the
+    value of the token chosen there is decoded from it once that token is known to be a number.
+    """
+
+    __slots__ = ("numbers", "hidden")
 
     def __init__(self) -> None:
         self.numbers: torch.Tensor | None = None
+        self.hidden: torch.Tensor | None = None
 
 
 class NumberGenerationMixin:
@@ -88,15 +97,13 @@ class NumberGenerationMixin:
             raise ValueError("the prompt contains number tokens but input_numbers is None; pass their values")
         if input_numbers is None:
             input_numbers = torch.full(input_ids.shape, NEUTRAL_NUMBER, dtype=torch.float64, device=input_ids.device)
-        prompt_numbers = torch.as_tensor(input_numbers, device=input_ids.device).double()
-        if prompt_numbers.shape != input_ids.shape:
-            raise ValueError(
-                f"input_numbers has shape {tuple(prompt_numbers.shape)} but input_ids has shape "
-                f"{tuple(input_ids.shape)}; they must match (one value per token)"
-            )
-        # the loop runs in the model's units, so a generated value is fed back exactly as predicted
-        scaling = self.number_scaling
-        model_numbers = torch.where(self.number_mask(input_ids), scaling.transform(prompt_numbers), prompt_numbers)
+        input_numbers = to_float64(input_numbers, input_ids.device)
+        scaling, model_numbers = self.number_scaling, input_numbers
+        if input_numbers.shape == input_ids.shape:  # (forward reports another shape)
+            is_num = self.number_mask(input_ids)
+            check_neutral_elsewhere(input_ids, input_numbers, is_num, self.config.num_token_ids)
+            # the loop runs in the model's units, so a generated value is fed back exactly as predicted
+            model_numbers = torch.where(is_num, scaling.transform(input_numbers), input_numbers)
         trace = _NumberTrace()
         output = super().generate(
             inputs,
@@ -108,11 +115,12 @@ class NumberGenerationMixin:
         )
         if isinstance(output, torch.Tensor):
             return output
+        if trace.numbers.shape[1] == output.sequences.shape[1]:  # else transformers undid a last, extra step
+            self._set_chosen_numbers(output.sequences, trace)  # the last chosen tokens
         sequences = output.sequences
-        generated_other = ~self.number_mask(sequences)
-        generated_other[:, : input_ids.shape[1]] = False
-        numbers = scaling.inverse(trace.numbers[:, : sequences.shape[1]]).masked_fill(generated_other, NEUTRAL_NUMBER)
-        numbers[:, : input_ids.shape[1]] = prompt_numbers  # the prompt's values as given
+        numbers = trace.numbers[:, : sequences.shape[1]]
+        numbers = torch.where(self.number_mask(sequences), scaling.inverse(numbers), numbers)  # the data's units
+        numbers[:, : input_ids.shape[1]] = input_numbers  # the prompt's values as given
         return NumberGenerateOutput(**output, numbers=numbers)
 
     def _check_generation_mode(self, generation_config: GenerationConfig | None, kwargs: dict[str, Any]) -> None:
@@ -135,13 +143,38 @@ class NumberGenerationMixin:
         scaled_numbers: bool = False,
         **kwargs: Any,
     ) -> dict[str, Any]:
-        """transformers' preparation plus ``input_numbers`` sliced like ``input_ids`` (and ``scaled_numbers``)."""
+        """transformers' preparation plus ``input_numbers`` sliced like ``input_ids`` (and ``scaled_numbers``).
+
+        The values of the tokens chosen since the last forward are set first (:meth:`_set_chosen_numbers`);
+        the forward then skips the number head (``number_head=False``). A generated token that is not a
+        number token gets the neutral 1.0 (only a number token carries a value).
+        """
+        if number_trace is not None:
+            self._set_chosen_numbers(input_ids, number_trace)
+            kwargs["number_head"] = False
+        if scaled_numbers:  # generate's loop: values in the model's units
+            kwargs["scaled_numbers"] = True
         model_inputs = super().prepare_inputs_for_generation(input_ids, **kwargs)
         if input_numbers is not None:
-            length = model_inputs["input_ids"].shape[1]
-            model_inputs["input_numbers"] = input_numbers[:, -length:].to(model_inputs["input_ids"].device)
-        model_inputs["scaled_numbers"] = scaled_numbers
+            ids = model_inputs["input_ids"]
+            numbers = input_numbers[:, -ids.shape[1] :].to(ids.device)
+            if numbers.shape == ids.shape:  # (forward reports another shape)
+                numbers = numbers.masked_fill(~self.number_mask(ids), NEUTRAL_NUMBER)
+            model_inputs["input_numbers"] = numbers
         return model_inputs
+
+    def _set_chosen_numbers(self, input_ids: torch.LongTensor, trace: _NumberTrace) -> None:
+        """Write the value of each number token chosen at the last forward's positions into ``trace.numbers``.
+
+        The number head runs on the stored hidden states only if one of those tokens is a number token.
+        """
+        if trace.hidden is None:
+            return
+        chosen = self.number_mask(input_ids[:, -trace.hidden.shape[1] :])
+        if chosen.any():
+            values = self._number_head(trace.hidden)[1].to(trace.numbers.device)
+            trace.numbers[:, -chosen.shape[1] :] = torch.where(chosen, values, NEUTRAL_NUMBER)
+        trace.hidden = None
 
     def _update_model_kwargs_for_generation(
         self,
@@ -150,16 +183,19 @@ class NumberGenerationMixin:
         is_encoder_decoder: bool = False,
         num_new_tokens: int = 1,
     ) -> dict[str, Any]:
-        """Append the number head's last prediction(s) as the value(s) of the token(s) about to be chosen."""
+        """Append the value(s) of the token(s) about to be chosen: 1.0 until they are known to be numbers.
+
+        The last hidden states go into the trace; the next preparation (or the end of ``generate``)
+        decodes the values of the chosen number tokens from them.
+        """
         model_kwargs = super()._update_model_kwargs_for_generation(
             outputs, model_kwargs, is_encoder_decoder=is_encoder_decoder, num_new_tokens=num_new_tokens
         )
-        numbers = model_kwargs.get("input_numbers")
-        if numbers is not None:
-            predicted = outputs.number_predictions[:, -num_new_tokens:].to(numbers.device)
-            model_kwargs["input_numbers"] = torch.cat([numbers, predicted], dim=-1)
-            if model_kwargs.get("number_trace") is not None:
-                model_kwargs["number_trace"].numbers = model_kwargs["input_numbers"]
+        numbers, trace = model_kwargs.get("input_numbers"), model_kwargs.get("number_trace")
+        if numbers is not None and trace is not None:
+            model_kwargs["input_numbers"] = F.pad(numbers, (0, num_new_tokens), value=NEUTRAL_NUMBER)
+            trace.numbers = model_kwargs["input_numbers"]
+            trace.hidden = outputs.head_hidden_states[:, -num_new_tokens:]
         return model_kwargs
 
 
@@ -195,7 +231,7 @@ class NumberFillMaskMixin:
         if input_numbers is None:
             numbers = torch.full(input_ids.shape, NEUTRAL_NUMBER, dtype=torch.float64, device=input_ids.device)
         else:
-            numbers = torch.as_tensor(input_numbers, device=input_ids.device).double()
+            numbers = to_float64(input_numbers, input_ids.device)
         numbers = torch.where(masked, NEUTRAL_NUMBER, numbers)
         if outputs.number_predictions is None:  # a text encoding
             return ids, numbers

@@ -1,8 +1,9 @@
-"""Number-aware GPT-2, BERT and RoBERTa: token logits plus number predictions.
+"""Number-aware GPT-2, BERT and RoBERTa, and what every number model shares.
 
 ``NumberGPT2ForCausalLM``, ``NumberBertForMaskedLM`` and ``NumberRobertaForMaskedLM`` subclass
 transformers' own classes, so plain GPT-2 / BERT / RoBERTa checkpoints load into them and
-reuse every weight. :class:`NumberModelMixin` holds everything the three share: the number
+reuse every weight (Llama and ModernBERT: ``modeling_number_llama.py``,
+``modeling_number_modernbert.py``). :class:`NumberModelMixin` holds everything they share: the number
 positions come from ``isin(input_ids, config.num_token_ids)``, the number encoding (see
 ``encodings.py``) replaces or transforms the word embeddings of those positions before
 position embeddings are added, and the loss is
@@ -28,6 +29,7 @@ imports nothing from ``hf_numbers`` outside that folder.
 
 from __future__ import annotations
 
+import inspect
 import os
 from typing import Any
 
@@ -41,6 +43,7 @@ from transformers.models.roberta.modeling_roberta import RobertaEmbeddings
 from transformers.utils import ModelOutput
 from transformers.utils.generic import can_return_tuple
 
+from .checks import check_number_weights, checked_input_numbers, saved_config_dict, to_float64
 from .configuration_number import NumberBertConfig, NumberGPT2Config, NumberRobertaConfig
 from .encoding_base import NumberEncoding, autocast_disabled
 from .encoding_registry import build_number_encoding
@@ -76,11 +79,12 @@ class NumberModelMixin(NumberScalingMixin):
     accepts_loss_kwargs = False
     causal: bool = False
     normalized_embeddings: bool = False
-    """Whether the backbone's embedding module ends with a LayerNorm (BERT, RoBERTa): an encoding whose value
-    multiplies the embedding (xVal, ``scales_embedding``) is then applied to that module's output."""
+    """Whether the backbone's embedding module ends with a LayerNorm (BERT, RoBERTa, ModernBERT): an encoding whose
+    value multiplies the embedding (xVal, ``scales_embedding``) is then applied to that module's output."""
     output_class: type[ModelOutput] = NumberMaskedLMOutput
     number_encoding: NumberEncoding | None
     _numbers_after_norm: tuple[torch.Tensor, torch.Tensor] | None = None
+    _number_ids: tuple[tuple[Any, ...], torch.Tensor] | None = None
 
     def post_init(self) -> None:
         """Attach the number module (none for a text encoding), then run transformers' ``post_init``."""
@@ -126,7 +130,7 @@ class NumberModelMixin(NumberScalingMixin):
     def from_pretrained_backbone(
         cls, pretrained_model_name_or_path: str, tokenizer: Any, pad_to_multiple_of: int | None = None, **kwargs: Any
     ) -> Any:
-        """Load a plain GPT-2 / BERT / RoBERTa checkpoint and add the tokenizer's number tokens.
+        """Load a plain checkpoint of the backbone and add the tokenizer's number tokens.
 
         Every backbone weight is reused; the embeddings grow to ``len(tokenizer)`` (new rows
         initialised by transformers' mean resizing; ``pad_to_multiple_of``, e.g. 64, rounds the
@@ -152,15 +156,27 @@ class NumberModelMixin(NumberScalingMixin):
     def from_pretrained(cls, pretrained_model_name_or_path: Any, *args: Any, **kwargs: Any) -> Any:
         """transformers' ``from_pretrained``; the backbone stays frozen if ``config.freeze_backbone``.
 
+        A saved number checkpoint (this class's ``model_type``) must hold its encoding's config
+        fields (checked by the config's ``from_dict``; keyword arguments that set one count) and its
+        number module's weights (:func:`check_number_weights`): a ``ValueError`` names what is missing
+        instead of loading defaults or random weights. Another ``number_encoding`` than the saved one
+        starts a new number module on purpose.
+
         A local folder of an older hf_numbers checkpoint, whose scaling sits in ``number_scaler.json``
         beside the model, has it moved into the config (a warning says so).
         """
-        model = super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
+        saved = saved_config_dict(cls.config_class, pretrained_model_name_or_path, kwargs)
+        wants_info = kwargs.pop("output_loading_info", False)
+        model, info = super().from_pretrained(pretrained_model_name_or_path, *args, output_loading_info=True, **kwargs)
+        if saved.get("model_type") == cls.config_class.model_type and saved.get("number_encoding") == (
+            model.config.number_encoding
+        ):
+            check_number_weights(info, model.config.number_encoding)
         if model.config.freeze_backbone:
             model.freeze_backbone()
         if isinstance(pretrained_model_name_or_path, (str, os.PathLike)):
             model._move_legacy_scaler(os.path.join(pretrained_model_name_or_path, kwargs.get("subfolder") or ""))
-        return model
+        return (model, info) if wants_info else model
 
     def resize_token_embeddings(self, *args: Any, **kwargs: Any) -> nn.Embedding:
         """transformers' ``resize_token_embeddings``; keeps the backbone frozen if ``config.freeze_backbone``."""
@@ -174,8 +190,9 @@ class NumberModelMixin(NumberScalingMixin):
 
         Trainable afterwards: the number module and the token head's own parameters (BERT:
         ``cls.predictions.transform`` and the output bias; RoBERTa: ``lm_head.dense``,
-        ``lm_head.layer_norm`` and the bias; GPT-2: none). The token head's output matrix is
-        tied to the word embeddings, so it stays frozen, and so does the ``[NUM]`` row.
+        ``lm_head.layer_norm`` and the bias; ModernBERT: ``head`` and the decoder bias; GPT-2:
+        none; Llama: its untied ``lm_head``). An output matrix tied to the word embeddings
+        (all but Llama) stays frozen, and so does its ``[NUM]`` row.
         Sets ``config.freeze_backbone`` so that a reloaded model stays frozen.
 
         Example:
@@ -184,8 +201,9 @@ class NumberModelMixin(NumberScalingMixin):
             {'cls', 'number_encoding'}
         """
         self.config.freeze_backbone = True
-        for parameter in self.base_model.parameters():
-            parameter.requires_grad_(False)
+        backbone = {id(parameter) for parameter in self.base_model.parameters()}
+        for parameter in self.parameters():  # resizing copies the tied head's frozen flag to its bias: set every one
+            parameter.requires_grad_(id(parameter) not in backbone)
 
     def save_pretrained(self, save_directory: Any, *args: Any, **kwargs: Any) -> Any:
         """transformers' ``save_pretrained``; ``auto_map`` also maps ``AutoModel`` to this class, and
@@ -202,32 +220,10 @@ class NumberModelMixin(NumberScalingMixin):
     # ------------------------------------------------------------------ forward
     def number_mask(self, input_ids: torch.Tensor) -> torch.Tensor:
         """Bool mask of the number tokens (``isin(input_ids, config.num_token_ids)``)."""
-        return torch.isin(input_ids, torch.tensor(self.config.num_token_ids, device=input_ids.device))
-
-    def _checked_numbers(
-        self, input_ids: torch.Tensor, input_numbers: Any, is_num: torch.Tensor, scaled: bool
-    ) -> torch.Tensor:
-        """``input_numbers`` as float64 model values (scaled at number tokens unless ``scaled``), checked."""
-        if input_numbers is None:
-            if is_num.any():
-                raise ValueError("input_ids contain number tokens but input_numbers is None; pass their values")
-            return torch.full(input_ids.shape, NEUTRAL_NUMBER, dtype=torch.float64, device=input_ids.device)
-        numbers = torch.as_tensor(input_numbers, device=input_ids.device)
-        if numbers.shape != input_ids.shape:
-            raise ValueError(
-                f"input_numbers has shape {tuple(numbers.shape)} but input_ids has shape {tuple(input_ids.shape)}; "
-                "they must match (one value per token)"
-            )
-        if numbers.is_complex() or numbers.dtype == torch.bool:
-            raise ValueError(f"input_numbers must hold real numbers (float64 preferred), got dtype {numbers.dtype}")
-        numbers = numbers.double()
-        scaling = self.number_scaling
-        if scaled or scaling.is_identity:
-            self.number_encoding.check_numbers(numbers, is_num)
-            return numbers
-        numbers = torch.where(is_num, scaling.transform(numbers), numbers)
-        self.number_encoding.check_numbers(numbers, is_num, name="input_numbers (after the config's number scaling)")
-        return numbers
+        key = (input_ids.device, *self.config.num_token_ids)
+        if self._number_ids is None or self._number_ids[0] != key:  # built once, not at every generation step
+            self._number_ids = (key, torch.tensor(key[1:], device=input_ids.device))
+        return torch.isin(input_ids, self._number_ids[1])
 
     @can_return_tuple
     def forward(
@@ -243,6 +239,7 @@ class NumberModelMixin(NumberScalingMixin):
         use_cache: bool | None = None,
         inputs_embeds: torch.Tensor | None = None,
         logits_to_keep: int | torch.Tensor = 0,
+        number_head: bool = True,
         scaled_numbers: bool = False,
         **kwargs: Any,
     ) -> ModelOutput:
@@ -256,6 +253,8 @@ class NumberModelMixin(NumberScalingMixin):
             number_labels: ``(B, L)`` target values in the data's units, aligned like ``labels``. Causal
                 LM: defaults to ``input_numbers``. Masked LM: required where ``labels`` hold a number token.
             logits_to_keep: as in transformers (generation); not allowed with ``labels``.
+            number_head: False (causal LM, no ``labels``) skips the number head: ``number_predictions``
+                is None and ``head_hidden_states`` holds what it would read (``generate`` uses it).
             scaled_numbers: ``input_numbers`` and ``number_labels`` are already in the model's units (the
                 config's number scaling applied) and ``number_predictions`` stay in them (``generate`` uses it).
             Other arguments are passed to the backbone.
@@ -271,20 +270,26 @@ class NumberModelMixin(NumberScalingMixin):
             raise ValueError("number models take input_ids (number positions come from them), not inputs_embeds")
         if labels is not None and not (isinstance(logits_to_keep, int) and logits_to_keep == 0):
             raise ValueError("logits_to_keep cannot be combined with labels: the loss needs every position")
+        if not number_head and (labels is not None or not self.causal):
+            raise ValueError("number_head=False is for causal generation: without labels, on a causal LM")
         embeds = self.get_input_embeddings()(input_ids)
         if self.number_encoding is not None:  # a text encoding has none: its numbers are ordinary tokens
             is_num = self.number_mask(input_ids)
-            numbers = self._checked_numbers(input_ids, input_numbers, is_num, scaled_numbers)
+            numbers = checked_input_numbers(  # in the model's units from here on
+                input_ids, input_numbers, is_num, self.number_encoding, self.config.num_token_ids,
+                scaling=None if scaled_numbers else self.number_scaling,
+            )
             if self._embeds_after_norm:  # the embedding module's hook applies the encoding to its normalised output
                 self._numbers_after_norm = (numbers, is_num)
             else:
                 embeds = self.number_encoding.embed(embeds, numbers, is_num)
         backbone_kwargs = {"past_key_values": past_key_values, "use_cache": use_cache} if self.causal else {}
+        if token_type_ids is not None:  # only when given: Llama and ModernBERT have no token types
+            backbone_kwargs["token_type_ids"] = token_type_ids
         try:
             outputs = self.base_model(
                 inputs_embeds=embeds,
                 attention_mask=attention_mask,
-                token_type_ids=token_type_ids,
                 position_ids=self._position_ids(input_ids, position_ids),
                 **backbone_kwargs,
                 **kwargs,
@@ -298,30 +303,36 @@ class NumberModelMixin(NumberScalingMixin):
             if labels is not None:
                 loss = token_loss = self._token_loss(logits, labels)
                 number_loss = torch.zeros_like(token_loss)
-        else:
-            with autocast_disabled(hidden_states.device):  # the number path is never bf16/fp16, even under autocast
-                head_output = self.number_encoding.head(hidden_states.to(self.number_encoding.compute_dtype))
-                head_output = head_output.to(torch.promote_types(head_output.dtype, torch.float32))
-                if labels is not None:
-                    if number_labels is not None and not scaled_numbers:
-                        number_labels = torch.as_tensor(number_labels, device=labels.device)
-                        number_labels = self.number_scaling.transform(number_labels)
+        elif number_head:
+            head_output, number_predictions = self._number_head(hidden_states)
+            if not scaled_numbers:
+                number_predictions = self.number_scaling.inverse(number_predictions)
+            if number_labels is not None and not scaled_numbers and not self.number_scaling.is_identity:
+                number_labels = self.number_scaling.transform(to_float64(number_labels, input_ids.device))
+            if labels is not None:
+                with autocast_disabled(hidden_states.device):  # the number path is never bf16/fp16
                     token_loss, number_loss = self._losses(logits, head_output, labels, number_labels, numbers)
-                    loss = token_loss + self.config.number_loss_weight * number_loss
-                number_predictions = self.number_encoding.decode(head_output)
-                if not scaled_numbers:
-                    number_predictions = self.number_scaling.inverse(number_predictions)
-        cache = {"past_key_values": outputs.past_key_values} if self.causal else {}
+                loss = token_loss + self.config.number_loss_weight * number_loss
+        causal = {"past_key_values": outputs.past_key_values} if self.causal else {}
+        if not number_head:
+            causal["head_hidden_states"] = hidden_states
         return self.output_class(
             loss=loss,
             logits=logits,
             number_predictions=number_predictions,
             token_loss=token_loss,
             number_loss=number_loss,
-            **cache,
+            **causal,
             hidden_states=outputs.hidden_states,
             attentions=outputs.attentions,
         )
+
+    def _number_head(self, hidden_states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The number head's output (float32 or wider) and its decoded float64 values; never bf16/fp16."""
+        with autocast_disabled(hidden_states.device):
+            head_output = self.number_encoding.head(hidden_states.to(self.number_encoding.compute_dtype))
+            head_output = head_output.to(torch.promote_types(head_output.dtype, torch.float32))
+            return head_output, self.number_encoding.decode(head_output)
 
     def _losses(
         self,
@@ -335,7 +346,7 @@ class NumberModelMixin(NumberScalingMixin):
         if number_labels is None and self.causal:
             number_labels = numbers
         if number_labels is not None:
-            number_labels = torch.as_tensor(number_labels, device=labels.device).double()
+            number_labels = to_float64(number_labels, labels.device)
             if number_labels.shape != labels.shape:
                 raise ValueError(
                     f"number_labels has shape {tuple(number_labels.shape)} but labels has shape "
@@ -359,6 +370,11 @@ class NumberModelMixin(NumberScalingMixin):
             labels = F.pad(labels[:, 1:], (0, 1), value=-100)
         token_sum = F.cross_entropy(logits.flatten(0, -2).float(), labels.flatten(), ignore_index=-100, reduction="sum")
         return token_sum / (labels != -100).sum().clamp(min=1)
+
+
+# transformers reads the signature of a registered (remote-code) model's forward at every generation step;
+# a precomputed one makes that a look-up (0.1 ms a step, a few % of a small model's step)
+NumberModelMixin.forward.__signature__ = inspect.signature(NumberModelMixin.forward)
 
 
 class NumberGPT2ForCausalLM(NumberGenerationMixin, NumberModelMixin, GPT2LMHeadModel):

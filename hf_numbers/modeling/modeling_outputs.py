@@ -21,7 +21,7 @@ __all__ = ["NumberCausalLMOutput", "NumberMaskedLMOutput"]
 
 @dataclass
 class NumberCausalLMOutput(ModelOutput):
-    """Output of :class:`NumberGPT2ForCausalLM`.
+    """Output of the causal number models (:class:`NumberGPT2ForCausalLM`, ``NumberLlamaForCausalLM``).
 
     Attributes:
         loss: ``token_loss + number_loss_weight * number_loss`` (when ``labels`` are given).
@@ -31,6 +31,8 @@ class NumberCausalLMOutput(ModelOutput):
         token_loss: next-token cross-entropy.
         number_loss: number loss over positions whose (shifted) label is a number token (0 for a text encoding).
         past_key_values, hidden_states, attentions: as in transformers' causal LM outputs.
+        head_hidden_states: with ``number_head=False``, the hidden states the number head reads
+            (``generate`` runs the head on them only after choosing a number token).
     """
 
     loss: torch.FloatTensor | None = None
@@ -39,13 +41,14 @@ class NumberCausalLMOutput(ModelOutput):
     token_loss: torch.FloatTensor | None = None
     number_loss: torch.FloatTensor | None = None
     past_key_values: Cache | None = None
+    head_hidden_states: torch.FloatTensor | None = None
     hidden_states: tuple[torch.FloatTensor, ...] | None = None
     attentions: tuple[torch.FloatTensor, ...] | None = None
 
 
 @dataclass
 class NumberMaskedLMOutput(ModelOutput):
-    """Output of :class:`NumberBertForMaskedLM` and :class:`NumberRobertaForMaskedLM`.
+    """Output of the masked number models (BERT, RoBERTa, ModernBERT).
 
     Attributes:
         loss: ``token_loss + number_loss_weight * number_loss`` (when ``labels`` are given).

@@ -1,14 +1,17 @@
 """Number-aware tokenizers: one ``[NUM]`` token per number plus its value.
 
-``NumberGPT2Tokenizer``, ``NumberBertTokenizer`` and ``NumberRobertaTokenizer`` subclass
-transformers' Rust-backed tokenizers. Every number that :func:`find_numbers` finds becomes
-one ``[NUM]`` token; its float64 value goes into ``input_numbers``, a list or tensor of the
-same shape as ``input_ids`` that holds 1.0 everywhere else (padding included).
+``NumberGPT2Tokenizer``, ``NumberBertTokenizer`` and ``NumberRobertaTokenizer`` here, and
+``NumberLlamaTokenizer`` and ``NumberModernBertTokenizer`` (``tokenization_number_llama.py``,
+``tokenization_number_modernbert.py``) subclass transformers' Rust-backed tokenizers with
+:class:`NumberTokenizerMixin`. Every number that :func:`find_numbers` finds becomes one
+``[NUM]`` token; its float64 value goes into ``input_numbers``, a list or tensor of the same
+shape as ``input_ids`` that holds 1.0 everywhere else (padding included).
 
-Byte-level BPE (GPT-2, RoBERTa) writes the space before a word into the word's token, so
-these tokenizers have a second number token, ``" [NUM]"``, for a number that follows a
-space: the space costs no extra token and decoding restores it. ``num_token_ids`` lists
-every id that stands for a number; models find numbers with ``isin(input_ids, num_token_ids)``.
+Byte-level BPE (GPT-2, RoBERTa, ModernBERT) and Llama's SentencePiece-style BPE write the
+space before a word into the word's token (``Ġ``, ``▁``), so these tokenizers have a second
+number token, ``" [NUM]"``, for a number that follows a space: the space costs no extra token
+and decoding restores it. ``num_token_ids`` lists every id that stands for a number; models
+find numbers with ``isin(input_ids, num_token_ids)``.
 
 **Text encodings** (``number_scheme``): instead of ``[NUM]``, numbers can be rewritten into the
 tokens of a text scheme (``"p10"``, ``"p1000"``, ``"b1999"``, ``"fp15"``; see ``text_encodings.py``)
@@ -88,6 +91,12 @@ class NumberTokenizerMixin:
             kwargs["model_specific_special_tokens"] = specific  # transformers' own error for a non-dict
         num_token = "[NUM]" if num_token is None else num_token
         super().__init__(*args, **kwargs)
+        backend, special = self.backend_tokenizer, set(self.all_special_tokens)  # without tokenizer.json: only these
+        if backend.get_vocab_size(False) <= len(special) and set(backend.get_vocab(False)) <= special:
+            raise ValueError(
+                f"the tokenizer has no vocabulary: {kwargs.get('name_or_path') or 'its folder'} lacks tokenizer.json "
+                "(or the vocabulary files); save the tokenizer there again (tokenizer.save_pretrained)"
+            )
         if not isinstance(num_token, str) or not num_token or num_token != num_token.strip():
             raise ValueError(f"num_token must be a non-empty string without surrounding spaces, got {num_token!r}")
         if number_scheme not in (None, "text", *NUMBER_SCHEMES):

@@ -56,6 +56,8 @@ DEFAULTS: dict[str, Any] = {
     "learning_rate": 1e-3,
     "warmup_steps": 50,
     "completion_only": False,
+    "text_only": False,
+    "mlm_probability": 0.2,
 }
 """The value of each task-recommendable field when neither the flag nor the task sets it."""
 
@@ -115,6 +117,14 @@ class NumberTrainingArguments:
             "(causal LM) or the answer alone is masked (masked LM).",
         ),
     )
+    text_only: bool | None = field(
+        default=None,
+        metadata=_recommended(
+            "text_only",
+            "Masked LM: mask text tokens only, numbers stay visible (the floating-point embedding paper's "
+            "masked-word protocol); evaluation then adds masked-word perplexity and top-k accuracy.",
+        ),
+    )
     # ---- model
     backbone: str | None = field(
         default=None,
@@ -150,7 +160,9 @@ class NumberTrainingArguments:
     number_loss_weight: float = field(
         default=1.0, metadata={"help": "Weight of the number loss added to the token loss."}
     )
-    mlm_probability: float = field(default=0.2, metadata={"help": "Masked LM: probability of masking a token."})
+    mlm_probability: float | None = field(
+        default=None, metadata=_recommended("mlm_probability", "Masked LM: probability of masking a token.")
+    )
     # ---- optimisation
     max_steps: int | None = field(default=None, metadata=_recommended("max_steps", "Optimizer steps."))
     per_device_train_batch_size: int | None = field(
@@ -245,6 +257,15 @@ class NumberTrainingArguments:
             raise ValueError(f"learning_rate must be a finite number > 0, got {self.learning_rate}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if not 0.0 < self.mlm_probability <= 1.0:
+            raise ValueError(f"mlm_probability must be in (0, 1], got {self.mlm_probability}")
+        if self.text_only and self.completion_only:
+            raise ValueError("text_only and completion_only exclude each other (a task may recommend one); choose one")
+        if self.text_only and self.causal:
+            raise ValueError(
+                f"text_only masks words for a masked LM, but backbone {self.backbone!r} is causal; "
+                "choose a masked backbone or --text_only false"
+            )
         self.task_generator_options()  # fail early on a malformed name=value
         self._check_trackers()
 
@@ -288,9 +309,16 @@ class NumberTrainingArguments:
         return (recorded_task(self.data_dir) if self.data_dir else None) or self.task
 
     def _fill_recommended(self) -> None:
-        """Fill every ``None`` field from the task's recommendation, else from :data:`DEFAULTS`."""
+        """Fill every ``None`` field from the task's recommendation, else from :data:`DEFAULTS`.
+
+        The two masking recipes exclude each other: one asked for explicitly (``--text_only true``)
+        turns the other off instead of taking the task's recommendation of it.
+        """
         spec = TASKS.get(self.task_name)
         recommended = dict(spec.training_defaults) if spec is not None else {}
+        for chosen, other in (("text_only", "completion_only"), ("completion_only", "text_only")):
+            if getattr(self, chosen) and getattr(self, other) is None:
+                setattr(self, other, False)
         for name in DEFAULTS:
             if getattr(self, name) is None:
                 setattr(self, name, recommended.get(name, DEFAULTS[name]))

@@ -106,10 +106,22 @@ def build_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetD
     With ``dataset``, the encoding's options are fitted to its numbers (see :func:`encoding_options_for`)
     and the number scaling (:func:`make_scaler`) to its training numbers; the model applies the
     scaling itself, so it takes and returns values in the data's units.
+    The tokenizer's ``model_max_length`` becomes the model's positions (at most), so that it is saved
+    with the tokenizer and ``truncation=True`` cuts a text to what the model can read.
 
     Example:
         >>> model = build_model(args, tokenizer, dataset)  # doctest: +SKIP
+        >>> tokenizer.model_max_length  # doctest: +SKIP
+        128
     """
+    model = _new_model(args, tokenizer, dataset)
+    spec = args.backbone_spec
+    positions = getattr(model.config, spec.size_fields.positions) - spec.position_offset
+    tokenizer.model_max_length = min(tokenizer.model_max_length, positions)
+    return model
+
+
+def _new_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetDict | None) -> Any:
     spec = args.backbone_spec
     number_fields = {
         "number_encoding": args.number_encoding,
@@ -133,7 +145,8 @@ def build_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetD
 
 
 def make_collator(args: NumberTrainingArguments, tokenizer: Any) -> Any:
-    """The collator of the backbone's kind: causal LM labels, or masked-LM masking (``completion_only``: the answer).
+    """The collator of the backbone's kind: causal LM labels, or masked-LM masking (``completion_only``: the
+    answer; ``text_only``: words only, numbers visible).
 
     MLM masks are seeded by batch content (``args.seed``): exact resume, the same evaluation
     masks every time.
@@ -144,5 +157,9 @@ def make_collator(args: NumberTrainingArguments, tokenizer: Any) -> Any:
     if args.causal:
         return DataCollatorForNumberCausalLM(tokenizer, completion_only=args.completion_only)
     return DataCollatorForNumberMLM(
-        tokenizer, mlm_probability=args.mlm_probability, seed=args.seed, completion_only=args.completion_only
+        tokenizer,
+        mlm_probability=args.mlm_probability,
+        seed=args.seed,
+        completion_only=args.completion_only,
+        text_only=args.text_only,
     )

@@ -63,6 +63,8 @@ has not been evaluated outside the splits above.
 
 def _usage(causal: bool, example: Mapping[str, Any] | None, mask_token: str | None) -> tuple[str, str]:
     """The pipeline call of the card's snippet (on ``example``, a task row, when given) and what it returns."""
+    if example is not None and not {"text", "prompt", "answer_index", "answer_text"} <= set(example):
+        example = None  # not a task with a number answer (e.g. masked words): a placeholder text
     answer = f" (the true value: {example['answer_text']})" if example is not None else ""
     if causal:
         prompt = example["prompt"] if example is not None else "text that a number follows:"

@@ -18,6 +18,7 @@ from transformers import AutoModel, AutoTokenizer
 from ..data.checks import check_answers_tokenized
 from ..data.loading import tokenize_dataset
 from ..evaluation import evaluate_splits
+from ..modeling import check_tokenizer_matches
 from .arguments import NumberTrainingArguments
 from .builders import build_dataset, build_model, build_tokenizer, make_collator
 from .checkpoints import replace_folder
@@ -51,7 +52,9 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
         tokenizer = build_tokenizer(args, dataset)
         model = build_model(args, tokenizer, dataset)  # the number scaling, fitted on the training split, inside
         # a causal LM learns where an answer ends (the text's last token is then the end-of-text token)
-        tokenized = tokenize_dataset(dataset, tokenizer, args.max_length, end_with_eos=args.causal)
+        tokenized = tokenize_dataset(
+            dataset, tokenizer, args.max_length, end_with_eos=args.causal, number_token_mask=args.text_only
+        )
     check_answers_tokenized(dataset, tokenized, tokenizer, args.max_length, end_with_eos=args.causal)
     model, result = train_model(
         model, tokenized["train"], make_collator(args, tokenizer), args, tokenized.get("validation"),
@@ -70,7 +73,9 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
             shutil.rmtree(staging.parent)
         for part in (model, tokenizer):
             part.save_pretrained(staging)
-        summary |= evaluate_splits(model, tokenizer, dataset, args.max_length, args.output_dir)
+        summary |= evaluate_splits(
+            model, tokenizer, dataset, args.max_length, args.output_dir, masked_words=args.text_only
+        )
         held_out = [dataset[name] for name in ("test", *dataset) if name in dataset and name != "train"]
         example = next((split[0] for split in held_out if len(split)), None)  # the card's usage snippet runs on it
         write_model_card(staging, args, args.task_name, summary, model.config, example, tokenizer.mask_token)
@@ -87,7 +92,13 @@ def load_trained(path: str | Path) -> tuple[Any, Any]:
 
     The model applies its number scaling itself (values in and out in the data's units).
 
+    ``ValueError`` when its parts do not belong together (see :func:`~hf_numbers.check_tokenizer_matches`)
+    or a part is incomplete (config fields, number weights or tokenizer files missing).
+
     Example:
         >>> model, tokenizer = load_trained("runs/demo/final")  # doctest: +SKIP
     """
-    return AutoModel.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+    model = AutoModel.from_pretrained(path)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    check_tokenizer_matches(model, tokenizer)
+    return model, tokenizer
