@@ -1,5 +1,5 @@
 """What ``run_number_clm.py`` and ``run_number_mlm.py`` share: arguments, your files as a dataset,
-the number tokenizer, model and scaler, ``Trainer``, and the number evaluation.
+the number tokenizer and model (its number scaling in its config), ``Trainer``, and the number evaluation.
 
 Like transformers' ``run_clm.py`` / ``run_mlm.py``: ``--train_file`` / ``--validation_file``
 (``.csv``, ``.json``/``.jsonl`` or ``.txt``, read by ``datasets.load_dataset``), a text column,
@@ -31,7 +31,6 @@ from transformers import (
     AutoTokenizer,
     HfArgumentParser,
     Trainer,
-    TrainerCallback,
     TrainingArguments,
 )
 
@@ -67,7 +66,8 @@ class ModelArguments:
     vocab_size: int = field(default=1000, metadata={"help": "The vocabulary of a tokenizer trained for a new model."})
     number_scaler: str = field(
         default="standard",
-        metadata={"help": "How values are scaled for an encoding that needs it (xval): standard or maxabs."},
+        metadata={"help": "How a new model's number scaling (in its config) is fitted for an encoding that "
+                  "needs it (xval): standard or maxabs."},
     )
 
 
@@ -148,43 +148,33 @@ def _backbone_of(model_args: ModelArguments, causal: bool) -> tuple[Any, Any]:
 
 
 def load_model(model_args: ModelArguments, texts: Sequence[str], causal: bool, max_length: int) -> tuple[Any, ...]:
-    """Model, tokenizer and number scaler: loaded, adapted from a plain checkpoint, or new for ``texts``.
+    """Model and tokenizer: loaded, adapted from a plain checkpoint, or new for ``texts``.
+
+    A new or adapted model gets its number scaling fitted on ``texts``' numbers (``--number_scaler``)
+    in its config; a saved number model has its own. The model applies it, so values stay in the data's units.
 
     Example:
-        >>> model, tokenizer, scaler = load_model(ModelArguments(backbone="gpt2"), texts, True, 128)  # doctest: +SKIP
+        >>> model, tokenizer = load_model(ModelArguments(backbone="gpt2"), texts, True, 128)  # doctest: +SKIP
     """
     spec, config = _backbone_of(model_args, causal)
     path = model_args.model_name_or_path
-    if isinstance(config, spec.config_class):  # a number model, with its scaler where it has one
-        scaler_file = Path(path) / "number_scaler.json"
-        scaler = NumberScaler.from_pretrained(scaler_file) if scaler_file.is_file() else NumberScaler("identity")
-        return AutoModel.from_pretrained(path), AutoTokenizer.from_pretrained(path), scaler
+    if isinstance(config, spec.config_class):  # a number model, its scaling in its config
+        return AutoModel.from_pretrained(path), AutoTokenizer.from_pretrained(path)
     encoding = get_encoding(model_args.number_encoding)
     scaler = NumberScaler(model_args.number_scaler) if encoding.needs_scaling else NumberScaler("identity")
-    scaler.fit(_values(texts))
+    scaling = scaler.fit(_values(texts)).config_fields()
     if config is not None:
         tokenizer = spec.tokenizer_class.from_pretrained(path)
         tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
-        model = spec.model_class.from_pretrained_backbone(path, tokenizer, number_encoding=encoding.name)
-        return model, tokenizer, scaler
+        model = spec.model_class.from_pretrained_backbone(path, tokenizer, number_encoding=encoding.name, **scaling)
+        return model, tokenizer
     tokenizer = train_number_tokenizer(texts, spec.name, model_args.vocab_size)
     config = spec.new_config(
         tokenizer, hidden_size=model_args.hidden_size, num_layers=model_args.num_layers,
         num_heads=model_args.num_heads, max_length=max_length, number_encoding=encoding.name,
-        **encoding.fit_options(np.array(_values(texts), dtype=np.float64)),
+        **encoding.fit_options(np.array(_values(texts), dtype=np.float64)), **scaling,
     )
-    return spec.model_class(config), tokenizer, scaler
-
-
-class SaveScaler(TrainerCallback):
-    """Save the number scaler into every checkpoint, next to the model and tokenizer ``Trainer`` saves."""
-
-    def __init__(self, scaler: NumberScaler) -> None:
-        self.scaler = scaler
-
-    def on_save(self, args: TrainingArguments, state: Any, control: Any, **kwargs: Any) -> None:
-        if state.is_world_process_zero:
-            self.scaler.save_pretrained(Path(args.output_dir) / f"checkpoint-{state.global_step}")
+    return spec.model_class(config), tokenizer
 
 
 def number_targets(texts: Sequence[str], tokenizer: Any, index: int, max_length: int, causal: bool) -> dict:
@@ -224,20 +214,18 @@ def run(causal: bool, argv: Sequence[str] | None = None) -> dict[str, Any]:
         datasets.disable_progress_bars()
         transformers.utils.logging.disable_progress_bar()
     texts = load_texts(data_args, training_args.seed)
-    model, tokenizer, scaler = load_model(model_args, texts["train"]["text"], causal, data_args.max_seq_length)
-    tokenized = tokenize_dataset(texts, tokenizer, scaler, data_args.max_seq_length)
+    model, tokenizer = load_model(model_args, texts["train"]["text"], causal, data_args.max_seq_length)
+    tokenized = tokenize_dataset(texts, tokenizer, data_args.max_seq_length)
     if causal:
         collator = DataCollatorForNumberCausalLM(tokenizer)
     else:
         collator = DataCollatorForNumberMLM(tokenizer, masking[0].mlm_probability, seed=training_args.seed)
     trainer = Trainer(
         model=model, args=training_args, train_dataset=tokenized["train"], eval_dataset=tokenized["validation"],
-        data_collator=collator, processing_class=tokenizer, callbacks=[SaveScaler(scaler)],
+        data_collator=collator, processing_class=tokenizer,
     )
     train_result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
-    trainer.save_model()  # model and tokenizer, loadable with from_pretrained
-    if trainer.is_world_process_zero():
-        scaler.save_pretrained(training_args.output_dir)
+    trainer.save_model()  # model (its number scaling in config.json) and tokenizer, loadable with from_pretrained
     trainer.log_metrics("train", train_result.metrics)
     trainer.save_metrics("train", train_result.metrics)
 
@@ -247,8 +235,7 @@ def run(causal: bool, argv: Sequence[str] | None = None) -> dict[str, Any]:
     )
     if targets["text"]:
         predictions = predict_answers(
-            trainer.model, tokenizer, targets["text"], targets["answer_index"], scaler,
-            max_length=data_args.max_seq_length,
+            trainer.model, tokenizer, targets["text"], targets["answer_index"], max_length=data_args.max_seq_length,
         )
         numbers = compute_number_metrics(predictions, targets["answer"])
         metrics |= {f"eval_number_{name}": value for name, value in numbers.items() if value is not None}

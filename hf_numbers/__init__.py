@@ -1,7 +1,8 @@
 """hf_numbers: number-aware GPT-2, BERT, RoBERTa, Llama and ModernBERT for Hugging Face transformers.
 
 Importing the package registers its configs, models and tokenizers with the Auto classes,
-so ``AutoTokenizer`` / ``AutoConfig`` / ``AutoModel*`` ``.from_pretrained`` return them.
+so ``AutoTokenizer`` / ``AutoConfig`` / ``AutoModel*`` ``.from_pretrained`` return them, and its
+pipelines (``number-generation``, ``number-fill-mask``) with transformers' ``pipeline``.
 
 Example:
     >>> import hf_numbers
@@ -11,9 +12,10 @@ Example:
 
 from .modeling import *  # noqa: F403
 from .modeling import __all__ as _modeling_all
-from .modeling import register_auto_classes
+from .modeling import register_auto_classes, register_pipelines
 
 register_auto_classes()
+register_pipelines()
 
 __version__ = "0.1.0"
 __all__ = [*_modeling_all]

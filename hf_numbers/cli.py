@@ -26,7 +26,7 @@ from typing import Any
 import datasets
 import transformers
 from tqdm.contrib.logging import logging_redirect_tqdm
-from transformers import HfArgumentParser
+from transformers import HfArgumentParser, pipeline
 
 from .data import TASKS, load_task, parse_task_options, recorded_task, save_task
 from .evaluation import compute_number_metrics, evaluate_splits, format_metrics_table
@@ -129,7 +129,7 @@ def parse_train_args(argv: Sequence[str], prog: str = "hf-numbers train") -> Num
         NumberTrainingArguments,
         prog=prog,
         description="Train a number-aware model, evaluate it, save it with its tokenizer "
-        "and scaler to <output_dir>/final, and write metrics.json and a plot. The arguments can come from a "
+        "to <output_dir>/final, and write metrics.json and a plot. The arguments can come from a "
         "JSON file given first (`hf-numbers train args.json`, e.g. a run's training_args.json).",
     )
     argv = list(argv)
@@ -155,7 +155,7 @@ def _train(argv: Sequence[str]) -> dict:
     if "metrics" in summary:  # the main process: it evaluated and saved
         print(f"\nResults after {summary['steps']} steps (final training loss {summary['last_train_loss']:.4f}):")
         print(format_metrics_table(summary["metrics"]))
-        print(f"plots: {', '.join(summary['plots']) or 'none'}\nmodel, tokenizer and scaler: {summary['final_dir']}")
+        print(f"plots: {', '.join(summary['plots']) or 'none'}\nmodel and tokenizer: {summary['final_dir']}")
     return summary
 
 
@@ -181,8 +181,8 @@ def _evaluate(argv: Sequence[str]) -> None:
     parser.add_argument(
         "--force",
         action="store_true",
-        help="Evaluate on a task other than the one the run was trained on (training_args.json); its scaler and "
-        "answers are the training task's, so the metrics may mean little.",
+        help="Evaluate on a task other than the one the run was trained on (training_args.json); its number scaling "
+        "and answers are the training task's, so the metrics may mean little.",
     )
     parser.add_argument(
         "--masked_words",
@@ -202,14 +202,15 @@ def _evaluate(argv: Sequence[str]) -> None:
     task = (recorded_task(args.data_dir) if args.data_dir else None) or args.task
     if trained_task and task and task != trained_task and not args.force:
         parser.error(
-            f"the run of {args.checkpoint} was trained on task {trained_task!r} ({record}), not {task!r}: its scaler "
-            "and the answers it learned are that task's, so the metrics would mislead; pass --force to evaluate anyway"
+            f"the run of {args.checkpoint} was trained on task {trained_task!r} ({record}), not {task!r}: its number "
+            "scaling and the answers it learned are that task's, so the metrics would mislead; pass --force to "
+            "evaluate anyway"
         )
     masked_words = bool(trained.get("text_only")) if args.masked_words is None else args.masked_words == "true"
-    model, tokenizer, scaler = load_trained(args.checkpoint)
+    model, tokenizer = load_trained(args.checkpoint)
     dataset = load_task(args.task, data_dir=args.data_dir, train_size=1, eval_size=args.eval_size, seed=args.seed)
     output_dir = args.output_dir or args.checkpoint
-    summary = evaluate_splits(model, tokenizer, scaler, dataset, args.max_length, output_dir, masked_words)
+    summary = evaluate_splits(model, tokenizer, dataset, args.max_length, output_dir, masked_words)
     print(format_metrics_table(summary["metrics"]))
     print(f"plot: {summary['plot'] or 'none'}")
 
@@ -224,17 +225,14 @@ def _demo(argv: Sequence[str]) -> None:
         f"R2 {baseline['r2']:.4f}"
     )
 
-    model, tokenizer, scaler = load_trained(summary["final_dir"])
+    # the saved folder alone: the pipeline (also `pipeline(model=path, trust_remote_code=True)` without hf_numbers)
+    forecaster = pipeline("number-generation", model=summary["final_dir"])
     example = test[0]
-    enc = tokenizer(example["prompt"], return_tensors="pt")
-    enc["input_numbers"] = scaler.apply_at_numbers(enc["input_ids"], enc["input_numbers"], tokenizer.num_token_ids)
-    out = model.generate(
-        **enc, max_new_tokens=3, do_sample=False, return_dict_in_generate=True, pad_token_id=tokenizer.pad_token_id
-    )
-    numbers = scaler.apply_at_numbers(out.sequences, out.numbers, tokenizer.num_token_ids, inverse=True)
-    text = tokenizer.decode(out.sequences[0], input_numbers=numbers[0], skip_special_tokens=True)
-    print(f"\nReloaded {type(model).__name__} from {summary['final_dir']} with AutoModel.from_pretrained.")
-    print(f"Greedy generation after a test prompt (true next value {example['answer_text']}):\n  ...{text[-90:]}")
+    out = forecaster(example["prompt"], max_new_tokens=3)[0]
+    forecast = f"{out['numbers'][0]:.1f} °F" if out["numbers"] else "no number"
+    print(f'\nforecaster = pipeline("number-generation", model="{summary["final_dir"]}")')
+    print(f"Next hour after a test prompt: {forecast} (true {example['answer_text']} °F); the generated text ends")
+    print(f"  ...{out['generated_text'][-90:]}")
 
 
 class _StdoutHandler(logging.StreamHandler):

@@ -164,17 +164,17 @@ def test_causal_examples_end_with_eos_and_its_label(tokenizers) -> None:
     """A causal LM learns where an answer stops: every example ends with the end-of-text token, labelled."""
     from datasets import Dataset, DatasetDict
 
-    from hf_numbers.data import NumberScaler, tokenize_dataset
+    from hf_numbers.data import tokenize_dataset
 
     tok = tokenizers["gpt2"]
     texts = [p + a for p, a in ANSWERS]
     dataset = DatasetDict({"train": Dataset.from_dict({"text": texts, "prompt": [p for p, _ in ANSWERS]})})
-    plain = tokenize_dataset(dataset, tok, NumberScaler("identity"), max_length=64)["train"]
-    ended = tokenize_dataset(dataset, tok, NumberScaler("identity"), max_length=64, end_with_eos=True)["train"]
+    plain = tokenize_dataset(dataset, tok, max_length=64)["train"]
+    ended = tokenize_dataset(dataset, tok, max_length=64, end_with_eos=True)["train"]
     for before, after in zip(plain, ended):
         assert after["input_ids"] == [*before["input_ids"], tok.eos_token_id]
         assert after["input_numbers"][-1] == 1.0 and after["prompt_length"] == before["prompt_length"]
     batch = DataCollatorForNumberCausalLM(tok, completion_only=True)(list(ended))
     assert ((batch["labels"] == tok.eos_token_id).sum(1) == 1).all()  # the answer, then the end of the text
-    short = tokenize_dataset(dataset, tok, NumberScaler("identity"), max_length=3, end_with_eos=True)["train"]
+    short = tokenize_dataset(dataset, tok, max_length=3, end_with_eos=True)["train"]
     assert all(len(row["input_ids"]) == 3 and row["input_ids"][-1] == tok.eos_token_id for row in short)

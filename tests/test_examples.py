@@ -13,7 +13,6 @@ import pytest
 from transformers import AutoModel, AutoTokenizer
 
 from hf_numbers import BACKBONES
-from hf_numbers.data import NumberScaler
 
 EXAMPLES = Path(__file__).parents[1] / "examples"
 sys.path.insert(0, str(EXAMPLES))
@@ -41,9 +40,12 @@ def test_clm_example_trains_saves_and_evaluates_numbers(clm_run: tuple[Path, dic
     assert metrics["eval_loss"] > 0 and 0 <= metrics["eval_number_invalid_rate"] <= 1
     assert json.loads((out / "eval_results.json").read_text())["eval_number_count"] == 16
     for folder in (out, out / "checkpoint-2", out / "checkpoint-4"):
-        assert type(AutoModel.from_pretrained(folder)).__name__ == "NumberGPT2ForCausalLM"
+        model = AutoModel.from_pretrained(folder)
+        assert type(model).__name__ == "NumberGPT2ForCausalLM"
         assert AutoTokenizer.from_pretrained(folder).num_token_ids
-        assert NumberScaler.from_pretrained(folder).kind == "standard"  # xVal's values are standardised
+        # xVal's values are standardised inside the model (the scaling is in its config, no file beside it)
+        assert model.config.number_scaling_scale > 1 and not model.number_scaling.is_identity
+        assert not (folder / "number_scaler.json").exists()
 
 
 def test_clm_example_fine_tunes_a_saved_model_on_a_json_file(clm_run: tuple[Path, dict], tmp_path: Path) -> None:
@@ -57,7 +59,7 @@ def test_clm_example_fine_tunes_a_saved_model_on_a_json_file(clm_run: tuple[Path
         *TINY])
     assert metrics["eval_number_count"] == 4  # 10% of 40 held out
     assert AutoTokenizer.from_pretrained(out).get_vocab() == AutoTokenizer.from_pretrained(saved).get_vocab()
-    assert NumberScaler.from_pretrained(out) == NumberScaler.from_pretrained(saved)
+    assert AutoModel.from_pretrained(out).number_scaling == AutoModel.from_pretrained(saved).number_scaling
 
 
 @pytest.mark.parametrize("backbone", list(BACKBONES))

@@ -26,7 +26,6 @@ from hf_numbers.training import (
     build_model,
     build_tokenizer,
     list_checkpoints,
-    make_scaler,
     run_training,
     tokenize_dataset,
     train_model,
@@ -50,7 +49,7 @@ def data():
     args = NumberTrainingArguments(**SMALL)
     dataset = build_dataset(args)
     tokenizer = build_tokenizer(args, dataset)
-    return tokenizer, tokenize_dataset(dataset, tokenizer, make_scaler(args, dataset), args.max_length)
+    return tokenizer, tokenize_dataset(dataset, tokenizer, args.max_length)
 
 
 def train(data, args: NumberTrainingArguments, collator=None):

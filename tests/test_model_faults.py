@@ -20,7 +20,7 @@ from hf_numbers import (
     check_tokenizer_matches,
 )
 from hf_numbers.cli import main as cli_main
-from hf_numbers.data import NumberScaler, load_task, train_number_tokenizer
+from hf_numbers.data import load_task, train_number_tokenizer
 from hf_numbers.evaluation.predict import predict_answers
 from hf_numbers.modeling.encodings import XVAL_MAX
 from hf_numbers.training import NumberTrainingArguments, build_model, load_trained
@@ -35,11 +35,11 @@ def tokenizer():
 
 
 def save_run(folder: Path, tokenizer, encoding: str, **fields) -> Path:
-    """``folder/final`` as ``hf-numbers train`` writes it (model, tokenizer, scaler) and a training_args.json."""
+    """``folder/final`` as ``hf-numbers train`` writes it (model, tokenizer) and a training_args.json."""
     torch.manual_seed(0)
     config = NumberGPT2Config.from_tokenizer(tokenizer, **TINY, number_encoding=encoding, **fields)
     final = folder / "final"
-    for part in (NumberGPT2ForCausalLM(config), tokenizer, NumberScaler("identity")):
+    for part in (NumberGPT2ForCausalLM(config), tokenizer):
         part.save_pretrained(final)
     (folder / "training_args.json").write_text(json.dumps({"task": "lookup", "data_dir": None, "max_length": 64}))
     return final
@@ -137,7 +137,7 @@ def test_forward_refuses_values_at_tokens_that_are_not_number_tokens(tokenizer) 
 
 
 def test_load_trained_refuses_another_runs_tokenizer(saved_run: Path, tmp_path: Path) -> None:
-    model, tokenizer, _ = load_trained(saved_run)
+    model, tokenizer = load_trained(saved_run)
     check_tokenizer_matches(model, tokenizer)
     final = copy_final(saved_run, tmp_path)
     other = train_number_tokenizer(TEXTS, "gpt2", vocab_size=280)  # another vocabulary: other number ids

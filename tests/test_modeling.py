@@ -38,7 +38,17 @@ CODE_FILES = (
     "encoding_base.py",
     "encoding_registry.py",
     "configuration_number.py",
+    "number_scaling.py",
+    "pipeline_number.py",
 )
+# The remote-code models of encodings that need scaling carry one: the checkpoint's own code must apply it.
+REMOTE_SCALING = {"number_scaling_shift": 0.5, "number_scaling_scale": 0.8, "number_scaling_log": True}
+
+
+def remote_model(backbone: str, encoding: str):
+    """The model saved for the remote-code test (scaled where the encoding needs it)."""
+    entry = NUMBER_ENCODINGS_REGISTRY[encoding]
+    return tiny_model(backbone, encoding, **(REMOTE_SCALING if entry.needs_scaling and entry.has_number_module else {}))
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -130,7 +140,7 @@ def remote_checkpoints(tmp_path_factory: pytest.TempPathFactory) -> Path:
     names = []
     for backbone, encoding in MATRIX + TEXT_MATRIX:
         name = f"{backbone}-{encoding}"
-        tiny_model(backbone, encoding).save_pretrained(root / name)
+        remote_model(backbone, encoding).save_pretrained(root / name)
         torch.save(inputs_only(random_batch(backbone)), root / name / "inputs.pt")
         names += [name, BACKBONES[backbone].auto_class_name]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -156,8 +166,12 @@ def test_remote_code_load_in_a_fresh_interpreter(backbone: str, encoding: str, r
     assert all((path / file).exists() for file in (*CODE_FILES, f"{model_module}.py"))
     remote = torch.load(path / "remote_outputs.pt")
     assert remote["module"].startswith("transformers_modules.")
+    model = remote_model(backbone, encoding).eval()
+    if not model.number_scaling.is_identity:  # raw values in and out, also where hf_numbers is not installed
+        config = json.loads((path / "config.json").read_text())
+        assert {key: config[key] for key in REMOTE_SCALING} == REMOTE_SCALING
     with torch.no_grad():
-        local = tiny_model(backbone, encoding).eval()(**torch.load(path / "inputs.pt"))
+        local = model(**torch.load(path / "inputs.pt"))
     assert torch.equal(local.logits, remote["logits"])
     if local.number_predictions is None:  # a text encoding: no number module on either side
         assert remote["number_predictions"] is None

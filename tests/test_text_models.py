@@ -192,11 +192,11 @@ def test_builders_fit_the_scheme_and_build_its_tokenizer_and_model() -> None:
     assert model.config.scheme_min_exponent == low and model.config.num_token_ids == []
     assert make_scaler(args, dataset).kind == "identity"
     check_answers_tokenized(
-        dataset, tokenize_dataset(dataset, tokenizer, make_scaler(args, dataset), 128), tokenizer, 128
+        dataset, tokenize_dataset(dataset, tokenizer, 128), tokenizer, 128
     )
     with pytest.raises(ValueError, match=r"its answer is number \d+ of the text, but the tokenized text holds"):
         check_answers_tokenized(
-            dataset, tokenize_dataset(dataset, tokenizer, make_scaler(args, dataset), 12), tokenizer, 12
+            dataset, tokenize_dataset(dataset, tokenizer, 12), tokenizer, 12
         )
     text = build_tokenizer(tiny_args(number_encoding="text"), dataset)
     assert text.number_scheme == "text" and text.scheme is None

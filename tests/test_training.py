@@ -29,7 +29,6 @@ from hf_numbers.training import (
     build_tokenizer,
     encoding_options_for,
     list_checkpoints,
-    make_scaler,
     tokenize_dataset,
     train_model,
 )
@@ -67,9 +66,8 @@ TINY = [
 
 def prepared(args: NumberTrainingArguments):
     dataset = build_dataset(args)
-    scaler = make_scaler(args, dataset)
     tokenizer = build_tokenizer(args, dataset)
-    return tokenizer, build_model(args, tokenizer), tokenize_dataset(dataset, tokenizer, scaler, args.max_length)
+    return tokenizer, build_model(args, tokenizer), tokenize_dataset(dataset, tokenizer, args.max_length)
 
 
 @pytest.mark.parametrize("backbone", ONE_PER_KIND)
@@ -144,7 +142,7 @@ DISTRIBUTED_SCRIPT = textwrap.dedent(
     import torch
     from hf_numbers.data.collators import DataCollatorForNumberCausalLM
     from hf_numbers.training import (NumberTrainingArguments, build_dataset, build_model, build_tokenizer,
-                                     make_accelerator, make_scaler, tokenize_dataset, train_model)
+                                     make_accelerator, tokenize_dataset, train_model)
     args = NumberTrainingArguments(task="lookup", train_size=128, eval_size=8, hidden_size=32, num_layers=2,
                                    num_heads=2, vocab_size=150, per_device_train_batch_size=4, max_steps=6,
                                    save_steps=3, eval_steps=3, logging_steps=1, disable_tqdm=True, use_cpu=True,
@@ -153,7 +151,7 @@ DISTRIBUTED_SCRIPT = textwrap.dedent(
     dataset = build_dataset(args)
     tokenizer = build_tokenizer(args, dataset)
     model = build_model(args, tokenizer)
-    data = tokenize_dataset(dataset, tokenizer, make_scaler(args, dataset), args.max_length)
+    data = tokenize_dataset(dataset, tokenizer, args.max_length)
     seen = []
     collator = DataCollatorForNumberCausalLM(tokenizer)
     def recording(features):
@@ -241,6 +239,7 @@ def test_cli_train_evaluate_and_reload(tmp_path: Path, capsys: pytest.CaptureFix
     assert "library_name: transformers" in card and "test_ood" in card and "trust_remote_code=True" in card
     model = AutoModel.from_pretrained(run / "final")
     assert type(model).__name__ == "NumberGPT2ForCausalLM"
+    assert not (run / "final" / "number_scaler.json").exists()  # the scaling is in the config (identity: lookup)
 
     # every checkpoint is a saved model too: Auto classes and `hf-numbers evaluate` load it
     checkpoint = run / "checkpoint-6"

@@ -21,7 +21,6 @@ from datasets import DatasetDict
 from ..modeling import NEUTRAL_NUMBER
 from .checks import load_saved_task
 from .collators import number_token_masks, prompt_lengths
-from .scaler import NumberScaler
 from .tasks import TASK_FILE, TASKS, make_task
 
 
@@ -100,12 +99,12 @@ def recorded_task(data_dir: str | Path) -> str | None:
 def tokenize_dataset(
     dataset: DatasetDict,
     tokenizer: Any,
-    scaler: NumberScaler,
     max_length: int,
     end_with_eos: bool = False,
     number_token_mask: bool = False,
 ) -> DatasetDict:
-    """Tokenize ``text`` into ``input_ids``, ``attention_mask`` and scaled ``input_numbers``.
+    """Tokenize ``text`` into ``input_ids``, ``attention_mask`` and ``input_numbers`` (the data's values:
+    the model applies its number scaling itself).
 
     Tasks with a ``prompt`` column also get ``prompt_length`` (its tokens), which the collators'
     ``completion_only`` option reads. ``end_with_eos`` (causal LMs) ends every example with the
@@ -117,7 +116,7 @@ def tokenize_dataset(
     masked-LM collator's ``text_only`` option reads.
 
     Example:
-        >>> tokenized = tokenize_dataset(dd, tokenizer, NumberScaler("identity"), max_length=128)  # doctest: +SKIP
+        >>> tokenized = tokenize_dataset(dd, tokenizer, max_length=128)  # doctest: +SKIP
     """
     eos = tokenizer.eos_token_id if end_with_eos else None
     if end_with_eos and eos is None:
@@ -126,11 +125,7 @@ def tokenize_dataset(
 
     def encode(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
         enc = tokenizer(batch["text"], truncation=True, max_length=text_length)
-        numbers = [
-            scaler.apply_at_numbers(ids, row, tokenizer.num_token_ids).tolist()
-            for ids, row in zip(enc["input_ids"], enc["input_numbers"])
-        ]
-        out = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], "input_numbers": numbers}
+        out = {key: enc[key] for key in ("input_ids", "attention_mask", "input_numbers")}
         if eos is not None:
             for key, value in (("input_ids", eos), ("attention_mask", 1), ("input_numbers", NEUTRAL_NUMBER)):
                 out[key] = [[*row, value] for row in out[key]]

@@ -1,9 +1,11 @@
-"""``NumberScaler``: the invertible map between the numbers in the text and the values a
-number encoding sees, fitted on training data and saved with the checkpoint.
+"""``NumberScaler``: fits the invertible map between the numbers in the text and the values a
+number encoding sees, on training data. The model applies the map itself: it lives in the
+model's config (``scaler.config_fields()``, or ``model.set_number_scaling(scaler)``), so a
+checkpoint needs nothing else and callers pass and get values in the data's units.
 
 xVal multiplies an embedding by the value, so values must stay in a small range (the
-paper kept them within about [-5, 5]); the scaler brings them there and inverts the
-map on the model's predictions. The map is
+paper kept them within about [-5, 5]); the map brings them there and the model inverts it
+on its predictions. The map is
 
     transform(x) = (g(x) - shift) / scale,    inverse_transform(y) = g⁻¹(y * scale + shift)
 
@@ -18,7 +20,9 @@ where ``g`` is the identity, or with ``log=True`` the signed logarithm
 
 All arithmetic is float64. Input and output: a Python number gives a float, anything
 array-like a float64 ``numpy.ndarray``, a ``torch.Tensor`` a float64 tensor on its device.
-NaN or infinite values raise ``ValueError``; so does using an unfitted scaler.
+NaN or infinite values raise ``ValueError``; so does using an unfitted scaler. A scaler can
+still be saved on its own (``save_pretrained`` writes ``number_scaler.json``), but checkpoints
+no longer hold one: ``from_pretrained`` moves an older checkpoint's file into the config.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ from typing import Any
 
 import numpy as np
 import torch
+
+from ..modeling.number_scaling import NumberScaling
 
 SCALER_FILE = "number_scaler.json"
 KINDS = ("identity", "standard", "maxabs", "affine")
@@ -164,13 +170,8 @@ class NumberScaler:
         self.num_fit_values = int(array.size)
         if self.kind in ("identity", "affine"):
             return self
-        g = self._forward(array)
-        if self.kind == "standard":
-            std = float(g.std())
-            self._set(g.mean(), std if std > 0 else 1.0)
-        else:
-            peak = float(np.abs(g).max())
-            self._set(0.0, peak / self.max_abs if peak > 0 else 1.0)
+        fitted = NumberScaling.fit(array, self.kind, log=self.log, max_abs=self.max_abs)  # the model's own fit
+        self._set(fitted.shift, fitted.scale)
         return self
 
     def fit_dataset(
@@ -291,6 +292,19 @@ class NumberScaler:
         is_num = np.isin(np.asarray(input_ids), ids)
         mapped = self.inverse_transform(numbers, invalid="nan") if inverse else self.transform(numbers)
         return np.where(is_num, mapped, numbers)
+
+    def config_fields(self) -> dict[str, Any]:
+        """The model config fields of this (fitted) map: the model then applies it to inputs, labels and predictions.
+
+        Example:
+            >>> from hf_numbers import NumberGPT2Config
+            >>> fields = NumberScaler("standard").fit([10.0, 20.0, 30.0]).config_fields()
+            >>> fields["number_scaling_shift"], NumberGPT2Config(**fields).number_scaling_shift
+            (20.0, 20.0)
+        """
+        if not self.is_fitted:
+            raise ValueError(f'this NumberScaler("{self.kind}") is not fitted; call fit(...) or fit_dataset(...) first')
+        return NumberScaling(self.shift, self.scale, self.log).to_config()
 
     def to_dict(self) -> dict[str, Any]:
         """The scaler's state as a JSON-serialisable dict (read back by :meth:`from_dict`).

@@ -74,7 +74,6 @@ def score_masked_words(
     tokenizer: Any,
     texts: Sequence[str],
     target_spans: Sequence[tuple[int, int]] | None = None,
-    scaler: Any = None,
     batch_size: int = 64,
     max_length: int | None = None,
     targets_only: bool = False,
@@ -83,7 +82,7 @@ def score_masked_words(
 
     ``target_spans`` gives each text's target word as ``(start, end)`` characters; the tokens that
     overlap it are flagged in ``target`` (``targets_only=True`` scores only them: one pass per
-    target token). ``scaler`` (a ``NumberScaler``) maps the input numbers as in training.
+    target token). Numbers are the data's own (the model applies its number scaling).
 
     Example:
         >>> scores = score_masked_words(model, tokenizer, ["The car weighs 3504 pounds."], [(20, 26)])  # doctest: +SKIP
@@ -95,8 +94,6 @@ def score_masked_words(
     cut = {"truncation": max_length is not None, "max_length": max_length}
     enc = tokenizer(texts, return_offsets_mapping=True, **cut)
     ids, numbers = enc["input_ids"], enc["input_numbers"]
-    if scaler is not None:
-        numbers = [scaler.apply_at_numbers(i, n, tokenizer.num_token_ids).tolist() for i, n in zip(ids, numbers)]
     queries = _queries(tokenizer, texts, ids, enc["offset_mapping"], target_spans, targets_only, **cut)
     queries.sort(key=lambda query: len(ids[query[0]]))  # similar lengths together: little padding
     was_training = model.training
@@ -173,7 +170,6 @@ def evaluate_masked_words(
     texts: Sequence[str],
     words: Sequence[str] | None = None,
     word_starts: Sequence[int] | None = None,
-    scaler: Any = None,
     max_length: int | None = None,
     top_k: Sequence[int] = DEFAULT_TOP_K,
     batch_size: int = 64,
@@ -189,5 +185,5 @@ def evaluate_masked_words(
     if (words is None) != (word_starts is None):
         raise ValueError("give both words and word_starts, or neither")
     spans = None if words is None else target_spans(texts, words, word_starts)
-    scores = score_masked_words(model, tokenizer, texts, spans, scaler, batch_size=batch_size, max_length=max_length)
+    scores = score_masked_words(model, tokenizer, texts, spans, batch_size=batch_size, max_length=max_length)
     return masked_word_results(scores, targets=spans is not None, top_k=top_k)

@@ -8,7 +8,8 @@ the answer from the text before it (the prediction at the previous position, whi
 greedy generation after the prompt emits first); a masked model gets the answer's number token
 masked and predicts it in place. The prediction is valid when the token head's argmax at that
 position is a number token and every logit there and the value are finite; the number head gives
-the value, mapped back with the task's :class:`~hf_numbers.data.NumberScaler`.
+the value, in the data's units (the model applies its number scaling; a value beyond float64
+after the inverse of a log scaling is invalid).
 
 **Text encodings** (``text``, ``p10``, ``p1000``, ``b1999``, ``fp15``: the answer is tokens).
 A prediction is the text the model writes, parsed back to a number: a causal model generates
@@ -19,8 +20,7 @@ them, and the number their text holds (whitespace removed: BERT's decoder spaces
 the prediction. No number in that text (a malformed run of scheme tokens never parses) is an
 invalid prediction (None). Masking all the answer's tokens tells the model how many there are,
 which with ``text``'s variable-length numbers leaks a hint of the answer (xVal's appendix B.3);
-the schemes write every number with the same count. The tokens are the data's own text, so
-there is no scaler.
+the schemes write every number with the same count.
 """
 
 from __future__ import annotations
@@ -57,18 +57,17 @@ def predict_answers(
     tokenizer: Any,
     texts: Sequence[str],
     answer_indices: Sequence[int],
-    scaler: Any = None,
+    *,
     batch_size: int = 64,
     max_length: int | None = None,
 ) -> list[float | None]:
     """The model's value for each example's answer number, or None where it predicts no number.
 
-    Text encodings are predicted from text (see the module docstring); ``scaler`` applies to
-    number encodings only.
+    Text encodings are predicted from text (see the module docstring).
 
     Example:
         >>> split = dataset["test"]  # doctest: +SKIP
-        >>> preds = predict_answers(model, tokenizer, split["text"], split["answer_index"], scaler)  # doctest: +SKIP
+        >>> preds = predict_answers(model, tokenizer, split["text"], split["answer_index"])  # doctest: +SKIP
     """
     if len(texts) != len(answer_indices):
         raise ValueError(f"{len(texts)} texts but {len(answer_indices)} answer indices")
@@ -79,7 +78,7 @@ def predict_answers(
     for start in range(0, len(texts), batch_size):
         batch = list(texts[start : start + batch_size]), list(answer_indices[start : start + batch_size])
         if with_module:
-            predictions += _predict_numbers(model, tokenizer, *batch, scaler, max_length)
+            predictions += _predict_numbers(model, tokenizer, *batch, max_length)
         else:
             predictions += _predict_text(model, tokenizer, *batch, max_length)
     model.train(was_training)
@@ -87,7 +86,7 @@ def predict_answers(
 
 
 def _predict_numbers(
-    model: Any, tokenizer: Any, texts: list[str], answer_indices: list[int], scaler: Any, max_length: int | None
+    model: Any, tokenizer: Any, texts: list[str], answer_indices: list[int], max_length: int | None
 ) -> list[float | None]:
     """A number encoding: the number head's value where the token head picks a number token."""
     enc = tokenizer(
@@ -100,8 +99,6 @@ def _predict_numbers(
     )
     ids, numbers = enc["input_ids"], enc["input_numbers"]
     positions = _answer_positions(tokenizer.number_mask(ids), answer_indices)
-    if scaler is not None:
-        numbers = scaler.apply_at_numbers(ids, numbers, tokenizer.num_token_ids)
     rows = torch.arange(len(ids))
     if model.causal:
         if (positions == 0).any():
@@ -117,9 +114,7 @@ def _predict_numbers(
         attention_mask=enc["attention_mask"].to(model.device),
     )
     logits = out.logits[rows, query].cpu()
-    values = out.number_predictions[rows, query].double().cpu()
-    if scaler is not None:
-        values = scaler.inverse_transform(values, invalid="nan")  # counted as invalid, not a crash
+    values = out.number_predictions[rows, query].double().cpu()  # ±inf past a log scaling's range: invalid
     # argmax takes a NaN logit as the largest: a row with a non-finite logit or value predicts nothing
     valid = tokenizer.number_mask(logits.argmax(-1)) & logits.isfinite().all(-1) & values.isfinite()
     return [value if ok else None for ok, value in zip(valid.tolist(), values.tolist())]

@@ -21,7 +21,6 @@ __all__ = ["evaluate_splits"]
 def evaluate_splits(
     model: Any,
     tokenizer: Any,
-    scaler: Any,
     dataset: Mapping[str, Any],
     max_length: int,
     output_dir: str | Path,
@@ -36,7 +35,7 @@ def evaluate_splits(
     top-k accuracy, each text token masked alone (:func:`score_masked_words`: ``masked_*`` over
     every text token, ``target_*`` over the target words). Plots (number answers only): the
     predicted-vs-true scatter, and for each ``test_ood_<column>`` split the prediction against
-    the held-out parameter. ``scaler`` (a ``NumberScaler``) maps values to and from the model.
+    the held-out parameter. Values are the data's own (the model applies its number scaling).
     ``predictions.json`` holds, per split, every prediction (None where invalid) and reference,
     and every masked-word score (``masked_tokens``: text index, token position, cross-entropy, rank,
     whether the token is the target word), for analyses beyond the metrics (e.g. comparing encodings
@@ -45,7 +44,7 @@ def evaluate_splits(
     Returns ``{"metrics": {split: metrics}, "plot": first plot path or None, "plots": every plot path}``.
 
     Example:
-        >>> summary = evaluate_splits(model, tokenizer, scaler, dataset, 128, "runs/eval")  # doctest: +SKIP
+        >>> summary = evaluate_splits(model, tokenizer, dataset, 128, "runs/eval")  # doctest: +SKIP
         >>> summary["metrics"]["test"]["mse"]  # doctest: +SKIP
     """
     output_dir = Path(output_dir)
@@ -55,7 +54,7 @@ def evaluate_splits(
         data = dataset[split]
         results[split], per_split[split] = {}, {}
         if "answer_index" in data.column_names:
-            preds = predict_answers(model, tokenizer, data["text"], data["answer_index"], scaler, max_length=max_length)
+            preds = predict_answers(model, tokenizer, data["text"], data["answer_index"], max_length=max_length)
             # exact match at the answers' written precision (a float32 or continuous prediction of
             # 1.53 counts when it rounds to 1.53)
             decimals = max(len(text.partition(".")[2]) for text in data["answer_text"])
@@ -69,7 +68,7 @@ def evaluate_splits(
             if getattr(model, "causal", False):
                 raise ValueError("masked-word metrics need a masked LM; this model is causal")
             spans = target_spans(data["text"], data["word"], data["word_start"]) if words else None
-            scores = score_masked_words(model, tokenizer, data["text"], spans, scaler, max_length=max_length)
+            scores = score_masked_words(model, tokenizer, data["text"], spans, max_length=max_length)
             results[split] |= masked_word_results(scores, targets=words)
             per_split[split]["masked_tokens"] = scores.to_dict()
     output_dir.mkdir(parents=True, exist_ok=True)

@@ -44,6 +44,7 @@ from .modeling_number import (
 from .modeling_number_llama import NumberLlamaForCausalLM
 from .modeling_number_modernbert import NumberModernBertForMaskedLM
 from .parsing import NEUTRAL_NUMBER, NumberSpan, find_numbers, format_number, replace_numbers
+from .pipeline_number import NumberFillMaskPipeline, NumberGenerationPipeline, register_pipelines
 from .tokenization_number import (
     NumberBertTokenizer,
     NumberGPT2Tokenizer,
@@ -96,10 +97,12 @@ __all__ = [
     "NumberCausalLMOutput",
     "NumberConfigFields",
     "NumberEncoding",
+    "NumberFillMaskPipeline",
     "NumberGPT2Config",
     "NumberGPT2ForCausalLM",
     "NumberGPT2Tokenizer",
     "NumberGenerateOutput",
+    "NumberGenerationPipeline",
     "NumberLlamaConfig",
     "NumberLlamaForCausalLM",
     "NumberLlamaTokenizer",
@@ -125,5 +128,6 @@ __all__ = [
     "get_backbone",
     "get_encoding",
     "register_auto_classes",
+    "register_pipelines",
     "replace_numbers",
 ]

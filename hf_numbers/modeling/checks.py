@@ -93,13 +93,20 @@ def check_neutral_elsewhere(
 
 
 def checked_input_numbers(
-    input_ids: torch.Tensor, input_numbers: Any, is_num: torch.Tensor, encoding: Any, num_token_ids: Iterable[int]
+    input_ids: torch.Tensor,
+    input_numbers: Any,
+    is_num: torch.Tensor,
+    encoding: Any,
+    num_token_ids: Iterable[int],
+    scaling: Any = None,
 ) -> torch.Tensor:
     """``input_numbers`` as float64, after every check of a model's ``forward``; 1.0 everywhere when None.
 
     ``ValueError`` for a missing value at a number token, a shape other than ``input_ids``',
     non-real values, a value the encoding cannot represent (``encoding.check_numbers``) and a
-    value at a token that is not a number token (:func:`check_neutral_elsewhere`).
+    value at a token that is not a number token (:func:`check_neutral_elsewhere`). With a
+    ``scaling`` (the config's ``NumberScaling``), the values at number tokens are returned scaled
+    (the model's units) and the encoding checks those.
 
     Example:
         >>> numbers = checked_input_numbers(ids, [[1.0, 12.34]], ids == 5, model.number_encoding, [5])  # doctest: +SKIP
@@ -116,7 +123,11 @@ def checked_input_numbers(
         )
     if numbers.is_complex() or numbers.dtype == torch.bool:
         raise ValueError(f"input_numbers must hold real numbers (float64 preferred), got dtype {numbers.dtype}")
-    encoding.check_numbers(numbers, is_num)
+    if scaling is not None and not scaling.is_identity:
+        numbers = torch.where(is_num, scaling.transform(numbers), numbers)
+        encoding.check_numbers(numbers, is_num, name="input_numbers (after the config's number scaling)")
+    else:
+        encoding.check_numbers(numbers, is_num)
     check_neutral_elsewhere(input_ids, numbers, is_num, num_token_ids)
     return numbers
 

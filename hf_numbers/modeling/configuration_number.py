@@ -15,6 +15,7 @@ checkpoints (see DESIGN.md, "The Hub rule"): it imports nothing else from ``hf_n
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,14 @@ from transformers import BertConfig, GPT2Config, LlamaConfig, ModernBertConfig, 
 
 from .checks import check_saved_config
 from .encoding_registry import NUMBER_ENCODINGS_REGISTRY, add_option_fields, get_encoding
+from .number_scaling import NumberScaling
+
+
+def _registered_pipeline_tasks() -> set[str]:
+    """The tasks of transformers' pipeline registry, if this process has imported it (none otherwise)."""
+    pipelines = sys.modules.get("transformers.pipelines")
+    registry = getattr(pipelines, "PIPELINE_REGISTRY", None)
+    return set(registry.supported_tasks) if registry is not None else set()
 
 
 @dataclass
@@ -39,6 +48,10 @@ class NumberConfigFields:
             Defaults to ``[num_token_id]``; :meth:`from_tokenizer` takes all of the tokenizer's.
         number_loss_weight: weight of the number loss added to the token loss (>= 0).
         freeze_backbone: leave only the number module and heads trainable.
+        number_scaling_shift, number_scaling_scale, number_scaling_log: the map between the data's
+            values and the model's, applied inside the model (``number_scaling.py``): inputs and labels
+            are raw values, predictions come back raw. Identity by default; fitted for xVal by
+            ``model.fit_number_scaling(values)`` or ``hf_numbers.data.NumberScaler(...).fit(values).config_fields()``.
         and one field per option of every registered encoding (``encoding_options()``, such as
             ``fone_int_digits``), whichever encoding is selected, validated by that encoding.
     """
@@ -48,6 +61,30 @@ class NumberConfigFields:
     num_token_ids: list[int] | None = None
     number_loss_weight: float = 1.0
     freeze_backbone: bool = False
+    number_scaling_shift: float = 0.0
+    number_scaling_scale: float = 1.0
+    number_scaling_log: bool = False
+
+    @property
+    def custom_pipelines(self) -> dict[str, Any]:
+        """The checkpoint's pipelines (``config.json``), less those this process has registered itself.
+
+        ``pipeline()`` runs a task named in ``custom_pipelines`` from the checkpoint's code, which needs
+        ``trust_remote_code=True``. Where ``import hf_numbers`` registered the task (``number-generation``,
+        ``number-fill-mask``), the installed classes serve it instead, so
+        ``pipeline("number-generation", model=path)`` needs no remote code; elsewhere the saved code does.
+        """
+        registered = _registered_pipeline_tasks()
+        return {task: info for task, info in self.saved_custom_pipelines.items() if task not in registered}
+
+    @custom_pipelines.setter
+    def custom_pipelines(self, value: dict[str, Any] | None) -> None:
+        self.__dict__["custom_pipelines"] = dict(value or {})  # what config.json holds (to_dict reads __dict__)
+
+    @property
+    def saved_custom_pipelines(self) -> dict[str, Any]:
+        """Every pipeline ``config.json`` names (``custom_pipelines`` as saved)."""
+        return dict(self.__dict__.get("custom_pipelines") or {})
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -80,6 +117,8 @@ class NumberConfigFields:
             raise ValueError(f"num_token_ids={self.num_token_ids} must contain num_token_id={self.num_token_id}")
         if not (math.isfinite(self.number_loss_weight) and self.number_loss_weight >= 0):
             raise ValueError(f"number_loss_weight must be a finite number >= 0, got {self.number_loss_weight}")
+        scaling = NumberScaling.from_config(self)  # a ValueError naming the scaling field
+        self.number_scaling_shift, self.number_scaling_scale = scaling.shift, scaling.scale  # floats in config.json
         for encoding in NUMBER_ENCODINGS_REGISTRY.values():
             encoding.validate_options(self)
 

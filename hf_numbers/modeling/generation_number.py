@@ -74,7 +74,8 @@ class NumberGenerationMixin:
 
         Pass ``input_numbers`` (the tokenizer's, shape of ``input_ids``) with the prompt. With
         ``return_dict_in_generate=True`` the result is a :class:`NumberGenerateOutput` whose
-        ``numbers`` align with ``sequences``; otherwise only the token ids are returned, as in
+        ``numbers`` align with ``sequences``, in the data's units (the config's number scaling is
+        applied inside; a generated value is fed back as predicted); otherwise only the token ids are returned, as in
         transformers. Works with greedy search and sampling, with or without the KV cache and
         for left-padded batches. Beam search, assisted decoding and chunked prefill raise
         ``ValueError`` (the values of reordered beams or draft tokens are not tracked). A text
@@ -97,13 +98,18 @@ class NumberGenerationMixin:
         if input_numbers is None:
             input_numbers = torch.full(input_ids.shape, NEUTRAL_NUMBER, dtype=torch.float64, device=input_ids.device)
         input_numbers = to_float64(input_numbers, input_ids.device)
+        scaling, model_numbers = self.number_scaling, input_numbers
         if input_numbers.shape == input_ids.shape:  # (forward reports another shape)
-            check_neutral_elsewhere(input_ids, input_numbers, self.number_mask(input_ids), self.config.num_token_ids)
+            is_num = self.number_mask(input_ids)
+            check_neutral_elsewhere(input_ids, input_numbers, is_num, self.config.num_token_ids)
+            # the loop runs in the model's units, so a generated value is fed back exactly as predicted
+            model_numbers = torch.where(is_num, scaling.transform(input_numbers), input_numbers)
         trace = _NumberTrace()
         output = super().generate(
             inputs,
             generation_config,
-            input_numbers=input_numbers,
+            input_numbers=model_numbers,
+            scaled_numbers=True,
             number_trace=trace,
             **kwargs,
         )
@@ -111,7 +117,11 @@ class NumberGenerationMixin:
             return output
         if trace.numbers.shape[1] == output.sequences.shape[1]:  # else transformers undid a last, extra step
             self._set_chosen_numbers(output.sequences, trace)  # the last chosen tokens
-        return NumberGenerateOutput(**output, numbers=trace.numbers[:, : output.sequences.shape[1]])
+        sequences = output.sequences
+        numbers = trace.numbers[:, : sequences.shape[1]]
+        numbers = torch.where(self.number_mask(sequences), scaling.inverse(numbers), numbers)  # the data's units
+        numbers[:, : input_ids.shape[1]] = input_numbers  # the prompt's values as given
+        return NumberGenerateOutput(**output, numbers=numbers)
 
     def _check_generation_mode(self, generation_config: GenerationConfig | None, kwargs: dict[str, Any]) -> None:
         config = copy.deepcopy(generation_config if generation_config is not None else self.generation_config)
@@ -130,9 +140,10 @@ class NumberGenerationMixin:
         input_ids: torch.LongTensor,
         input_numbers: torch.Tensor | None = None,
         number_trace: _NumberTrace | None = None,
+        scaled_numbers: bool = False,
         **kwargs: Any,
     ) -> dict[str, Any]:
-        """transformers' preparation plus ``input_numbers`` sliced like ``input_ids``.
+        """transformers' preparation plus ``input_numbers`` sliced like ``input_ids`` (and ``scaled_numbers``).
 
         The values of the tokens chosen since the last forward are set first (:meth:`_set_chosen_numbers`);
         the forward then skips the number head (``number_head=False``). A generated token that is not a
@@ -141,6 +152,8 @@ class NumberGenerationMixin:
         if number_trace is not None:
             self._set_chosen_numbers(input_ids, number_trace)
             kwargs["number_head"] = False
+        if scaled_numbers:  # generate's loop: values in the model's units
+            kwargs["scaled_numbers"] = True
         model_inputs = super().prepare_inputs_for_generation(input_ids, **kwargs)
         if input_numbers is not None:
             ids = model_inputs["input_ids"]
@@ -202,7 +215,7 @@ class NumberFillMaskMixin:
         """Fill every ``mask_token_id`` position with its most likely token, and numbers with their value.
 
         Returns ``(ids, numbers)``: the ids with each masked position replaced by the token
-        head's argmax; the float64 numbers with the number head's decoded value where that
+        head's argmax; the float64 numbers (the data's units) with the number head's value where that
         token is a number token and 1.0 (the tokenizer's fill value) at other filled positions.
         Other positions keep their ids and values. ``kwargs`` go to ``forward``. A text encoding
         fills tokens only (its numbers are tokens; ``numbers`` stays 1.0 at filled positions).

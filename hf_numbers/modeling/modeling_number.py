@@ -30,6 +30,7 @@ imports nothing from ``hf_numbers`` outside that folder.
 from __future__ import annotations
 
 import inspect
+import os
 from typing import Any
 
 import torch
@@ -48,6 +49,7 @@ from .encoding_base import NumberEncoding, autocast_disabled
 from .encoding_registry import build_number_encoding
 from .generation_number import NumberFillMaskMixin, NumberGenerationMixin
 from .modeling_outputs import NumberCausalLMOutput, NumberMaskedLMOutput
+from .number_scaling import NumberScalingMixin
 from .parsing import NEUTRAL_NUMBER
 
 __all__ = [
@@ -59,14 +61,17 @@ __all__ = [
     "NumberRobertaForMaskedLM",
 ]
 
-class NumberModelMixin:
+
+class NumberModelMixin(NumberScalingMixin):
     """Number handling shared by the ``Number*`` models.
 
     A backbone's subclass adds only its token head (``_token_logits``) and, where the backbone
     derives position ids from ``input_ids`` (RoBERTa), ``_position_ids``: the backbone itself
     only sees embeddings.
 
-    The number module lives in ``self.number_encoding`` (input embedding and number head).
+    The number module lives in ``self.number_encoding`` (input embedding and number head). Values
+    go in and come out in the data's units: the config's number scaling (``number_scaling.py``;
+    :meth:`fit_number_scaling`) maps them to and from the module's inside the model.
     With ``config.freeze_backbone`` (or after :meth:`freeze_backbone`) only it and the token
     head's own parameters are trainable; see :meth:`freeze_backbone`.
     """
@@ -156,6 +161,9 @@ class NumberModelMixin:
         number module's weights (:func:`check_number_weights`): a ``ValueError`` names what is missing
         instead of loading defaults or random weights. Another ``number_encoding`` than the saved one
         starts a new number module on purpose.
+
+        A local folder of an older hf_numbers checkpoint, whose scaling sits in ``number_scaler.json``
+        beside the model, has it moved into the config (a warning says so).
         """
         saved = saved_config_dict(cls.config_class, pretrained_model_name_or_path, kwargs)
         wants_info = kwargs.pop("output_loading_info", False)
@@ -166,6 +174,8 @@ class NumberModelMixin:
             check_number_weights(info, model.config.number_encoding)
         if model.config.freeze_backbone:
             model.freeze_backbone()
+        if isinstance(pretrained_model_name_or_path, (str, os.PathLike)):
+            model._move_legacy_scaler(os.path.join(pretrained_model_name_or_path, kwargs.get("subfolder") or ""))
         return (model, info) if wants_info else model
 
     def resize_token_embeddings(self, *args: Any, **kwargs: Any) -> nn.Embedding:
@@ -196,10 +206,15 @@ class NumberModelMixin:
             parameter.requires_grad_(id(parameter) not in backbone)
 
     def save_pretrained(self, save_directory: Any, *args: Any, **kwargs: Any) -> Any:
-        """transformers' ``save_pretrained``; ``auto_map`` also maps ``AutoModel`` to this class."""
+        """transformers' ``save_pretrained``; ``auto_map`` also maps ``AutoModel`` to this class, and
+        ``custom_pipelines`` names the model's pipeline (``number-generation`` or ``number-fill-mask``),
+        whose code (``pipeline_number.py``) is saved with the model's."""
+        from .pipeline_number import custom_pipelines  # a relative import: transformers copies the file too
+
         module = type(self).__module__.rsplit(".", 1)[-1]
         auto_map = dict(getattr(self.config, "auto_map", None) or {})
         self.config.auto_map = {**auto_map, "AutoModel": f"{module}.{type(self).__name__}"}
+        self.config.custom_pipelines = {**self.config.saved_custom_pipelines, **custom_pipelines(self.causal)}
         return super().save_pretrained(save_directory, *args, **kwargs)
 
     # ------------------------------------------------------------------ forward
@@ -225,21 +240,27 @@ class NumberModelMixin:
         inputs_embeds: torch.Tensor | None = None,
         logits_to_keep: int | torch.Tensor = 0,
         number_head: bool = True,
+        scaled_numbers: bool = False,
         **kwargs: Any,
     ) -> ModelOutput:
         """Token logits, number predictions and (with ``labels``) the combined loss.
 
         Args:
             input_ids: ``(B, L)`` token ids; number tokens are ``config.num_token_ids``.
-            input_numbers: ``(B, L)`` values (float64 kept); read only at number tokens.
-                May be None when there are no number tokens (ignored by a text encoding).
+            input_numbers: ``(B, L)`` values in the data's units (float64 kept); read only at number
+                tokens. May be None when there are no number tokens (ignored by a text encoding).
             labels: token labels (-100 = ignored). Causal LM: shifted inside, as in GPT-2.
-            number_labels: ``(B, L)`` target values, aligned like ``labels``. Causal LM: defaults
-                to ``input_numbers``. Masked LM: required where ``labels`` hold a number token.
+            number_labels: ``(B, L)`` target values in the data's units, aligned like ``labels``. Causal
+                LM: defaults to ``input_numbers``. Masked LM: required where ``labels`` hold a number token.
             logits_to_keep: as in transformers (generation); not allowed with ``labels``.
             number_head: False (causal LM, no ``labels``) skips the number head: ``number_predictions``
                 is None and ``head_hidden_states`` holds what it would read (``generate`` uses it).
+            scaled_numbers: ``input_numbers`` and ``number_labels`` are already in the model's units (the
+                config's number scaling applied) and ``number_predictions`` stay in them (``generate`` uses it).
             Other arguments are passed to the backbone.
+
+        Returns ``number_predictions``, the decoded value at every position in the data's units
+        (±inf where a log scaling's inverse overflows float64).
 
         Example:
             >>> out = model(input_ids=ids, input_numbers=nums, labels=ids)  # doctest: +SKIP
@@ -254,8 +275,9 @@ class NumberModelMixin:
         embeds = self.get_input_embeddings()(input_ids)
         if self.number_encoding is not None:  # a text encoding has none: its numbers are ordinary tokens
             is_num = self.number_mask(input_ids)
-            numbers = checked_input_numbers(
-                input_ids, input_numbers, is_num, self.number_encoding, self.config.num_token_ids
+            numbers = checked_input_numbers(  # in the model's units from here on
+                input_ids, input_numbers, is_num, self.number_encoding, self.config.num_token_ids,
+                scaling=None if scaled_numbers else self.number_scaling,
             )
             if self._embeds_after_norm:  # the embedding module's hook applies the encoding to its normalised output
                 self._numbers_after_norm = (numbers, is_num)
@@ -283,6 +305,10 @@ class NumberModelMixin:
                 number_loss = torch.zeros_like(token_loss)
         elif number_head:
             head_output, number_predictions = self._number_head(hidden_states)
+            if not scaled_numbers:
+                number_predictions = self.number_scaling.inverse(number_predictions)
+            if number_labels is not None and not scaled_numbers and not self.number_scaling.is_identity:
+                number_labels = self.number_scaling.transform(to_float64(number_labels, input_ids.device))
             if labels is not None:
                 with autocast_disabled(hidden_states.device):  # the number path is never bf16/fp16
                     token_loss, number_loss = self._losses(logits, head_output, labels, number_labels, numbers)

@@ -26,10 +26,12 @@ it imports nothing from ``hf_numbers`` outside that folder.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from tokenizers import Tokenizer
 from transformers import AddedToken, BatchEncoding, BertTokenizer, GPT2Tokenizer, RobertaTokenizer
 
 from .parsing import NEUTRAL_NUMBER, format_number, replace_numbers
@@ -46,8 +48,11 @@ class NumberTokenizerMixin:
     ``" [NUM]"`` carries the space before a number (and, with a scheme, a space-prefixed copy
     of every token that starts a number does).
 
+    The number tokens are ordinary (added, never split) tokens, not special ones, before and after a
+    save: transformers' collators may mask them and ``decode(skip_special_tokens=True)`` keeps them.
+
     Args:
-        num_token: the number token (``number_scheme=None``).
+        num_token: the number token (``number_scheme=None``; default ``"[NUM]"``).
         number_scheme: None (``[NUM]`` plus values), ``"text"`` (numbers stay ordinary text) or a
             text scheme, ``"p10"``, ``"p1000"``, ``"b1999"``, ``"fp15"`` (see ``text_encodings.py``).
         scheme_digits, scheme_min_exponent, scheme_max_exponent: the scheme's significant digits
@@ -66,13 +71,25 @@ class NumberTokenizerMixin:
     def __init__(
         self,
         *args: Any,
-        num_token: str = "[NUM]",
+        num_token: str | None = None,
         number_scheme: str | None = None,
         scheme_digits: int = 3,
         scheme_min_exponent: int = -8,
         scheme_max_exponent: int = 7,
         **kwargs: Any,
     ):
+        # transformers 5 reads every saved `*_token` string (our `num_token`) back as a named special token
+        # (`model_specific_special_tokens`); take it back as the number token, which is an ordinary token
+        specific = kwargs.pop("model_specific_special_tokens", None)
+        if isinstance(specific, dict):
+            specific = dict(specific)
+            saved = specific.pop("num_token", None)
+            num_token = str(saved) if num_token is None and saved is not None else num_token
+            if specific:
+                kwargs["model_specific_special_tokens"] = specific
+        elif specific is not None:
+            kwargs["model_specific_special_tokens"] = specific  # transformers' own error for a non-dict
+        num_token = "[NUM]" if num_token is None else num_token
         super().__init__(*args, **kwargs)
         backend, special = self.backend_tokenizer, set(self.all_special_tokens)  # without tokenizer.json: only these
         if backend.get_vocab_size(False) <= len(special) and set(backend.get_vocab(False)) <= special:
@@ -80,7 +97,7 @@ class NumberTokenizerMixin:
                 f"the tokenizer has no vocabulary: {kwargs.get('name_or_path') or 'its folder'} lacks tokenizer.json "
                 "(or the vocabulary files); save the tokenizer there again (tokenizer.save_pretrained)"
             )
-        if not num_token or num_token != num_token.strip():
+        if not isinstance(num_token, str) or not num_token or num_token != num_token.strip():
             raise ValueError(f"num_token must be a non-empty string without surrounding spaces, got {num_token!r}")
         if number_scheme not in (None, "text", *NUMBER_SCHEMES):
             raise ValueError(
@@ -97,6 +114,7 @@ class NumberTokenizerMixin:
             self.init_kwargs["num_token"] = num_token  # (saved only here: transformers adds saved *_token strings)
             variants = [num_token, " " + num_token] if self.spaced_num_token else [num_token]
             self._num_token_ids = self._whole_token_ids(variants)
+            self._unflag_special(self._num_token_ids)
         else:
             self.init_kwargs.pop("num_token", None)
         if number_scheme not in (None, "text"):
@@ -119,6 +137,23 @@ class NumberTokenizerMixin:
         if missing:  # also when the vocabulary has the string as an ordinary (splittable) entry
             self.add_tokens([AddedToken(token, special=False, normalized=False) for token in missing])
         return self.convert_tokens_to_ids(tokens)
+
+    def _unflag_special(self, ids: list[int]) -> None:
+        """Make ``ids`` ordinary added tokens in the Rust tokenizer where a saved file flags them special.
+
+        Folders saved by hf_numbers before 0.2 flag ``[NUM]`` special in ``tokenizer.json``; the Rust
+        decoder would then drop numbers under ``skip_special_tokens``. Re-adding a token does not clear
+        the flag there, so the tokenizer is rebuilt from its JSON with the flag off.
+        """
+        decoder = self._tokenizer.get_added_tokens_decoder()
+        if not any(decoder[i].special for i in ids if i in decoder):
+            return
+        state = json.loads(self._tokenizer.to_str())
+        for token in state["added_tokens"]:
+            token["special"] = token["special"] and token["id"] not in ids
+        rebuilt = Tokenizer.from_str(json.dumps(state))
+        rebuilt.encode_special_tokens = self._tokenizer.encode_special_tokens
+        self._tokenizer = rebuilt
 
     @property
     def num_token_id(self) -> int | None:

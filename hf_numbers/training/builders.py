@@ -1,4 +1,4 @@
-"""Build what training needs from :class:`NumberTrainingArguments`: data, scaler, tokenizer, model, collator.
+"""Build what training needs from :class:`NumberTrainingArguments`: data, tokenizer, model (with its scaling), collator.
 
 The backbone's spec (``args.backbone_spec``) and the encoding's class (``get_encoding``) supply
 everything backbone- or encoding-specific; nothing here compares names.
@@ -46,6 +46,8 @@ def build_dataset(args: NumberTrainingArguments) -> DatasetDict:
 
 def make_scaler(args: NumberTrainingArguments, dataset: DatasetDict) -> NumberScaler:
     """The task's scaler for an encoding that ``needs_scaling`` (xVal: values must stay small), else identity.
+
+    Fitted on the training split; :func:`build_model` puts it into the model's config, which applies it.
 
     Example:
         >>> make_scaler(NumberTrainingArguments(task="temperature"), dataset)  # doctest: +SKIP
@@ -101,7 +103,9 @@ def encoding_options_for(args: NumberTrainingArguments, dataset: DatasetDict | N
 def build_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetDict | None = None) -> Any:
     """A pretrained backbone adapted to numbers, or a new small model sized by ``args``.
 
-    With ``dataset``, the encoding's options are fitted to its numbers (see :func:`encoding_options_for`).
+    With ``dataset``, the encoding's options are fitted to its numbers (see :func:`encoding_options_for`)
+    and the number scaling (:func:`make_scaler`) to its training numbers; the model applies the
+    scaling itself, so it takes and returns values in the data's units.
     The tokenizer's ``model_max_length`` becomes the model's positions (at most), so that it is saved
     with the tokenizer and ``truncation=True`` cuts a text to what the model can read.
 
@@ -124,6 +128,7 @@ def _new_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetDi
         "number_loss_weight": args.number_loss_weight,
         "freeze_backbone": args.freeze_backbone,
         **encoding_options_for(args, dataset),
+        **(make_scaler(args, dataset).config_fields() if dataset is not None else {}),
     }
     if args.pretrained:
         return spec.model_class.from_pretrained_backbone(args.pretrained, tokenizer, **number_fields)

@@ -2,8 +2,8 @@
 
 A checkpoint is the folder ``<output_dir>/checkpoint-<step>/``. Like a ``Trainer`` checkpoint it
 is also a saved model: ``save_pretrained`` writes the model (``config.json``, its code and
-``model.safetensors``) and whatever the run saves with it (tokenizer files, ``number_scaler.json``),
-so ``AutoModel.from_pretrained`` and ``hf-numbers evaluate --checkpoint`` load it. Resume reads:
+``model.safetensors``; the number scaling is in the config) and whatever the run saves with it
+(the tokenizer files), so ``AutoModel.from_pretrained`` and ``hf-numbers evaluate --checkpoint`` load it. Resume reads:
 
 ==============================  ==============================================================
 ``model.safetensors``           the model's weights (as ``save_pretrained`` writes them)
@@ -148,7 +148,7 @@ def save_checkpoint(
     """Save the current step atomically, then keep only the newest ``keep`` checkpoints (0 keeps all).
 
     The model is written with ``save_pretrained``, and so is each object of ``save_with`` (the
-    tokenizer, the number scaler), so the checkpoint loads with ``from_pretrained``.
+    tokenizer), so the checkpoint loads with ``from_pretrained``.
     """
     final = Path(output_dir) / f"checkpoint-{state.global_step}"
     partial = final.with_name(final.name + ".tmp")

@@ -161,7 +161,7 @@ def train_model(
     The datasets hold tokenized examples (``input_ids``, ``attention_mask``, ``input_numbers``);
     ``collator`` pads them and builds labels. Checkpoints go to ``args.output_dir``; with
     ``args.resume_from_checkpoint`` training continues from one exactly as if never stopped.
-    ``save_with`` (the tokenizer, the number scaler: anything with ``save_pretrained``) is saved
+    ``save_with`` (the tokenizer: anything with ``save_pretrained``) is saved
     into every checkpoint next to the model, so that a checkpoint loads with ``from_pretrained``.
     The trackers of ``args.report_to`` are finished at the end when ``accelerator`` is not given;
     a caller that gives one finishes them (``accelerator.end_training()``).

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from ..evaluation import format_metrics_table
-from ..modeling import get_encoding
+from ..modeling import find_numbers, get_encoding
+from ..modeling.number_scaling import NumberScaling
+from ..modeling.pipeline_number import PIPELINE_TASKS
 from .arguments import NumberTrainingArguments
 
 _CARD = """---
@@ -26,17 +29,15 @@ A number-aware {backbone} made with hf_numbers: {how} {origin}
 ## Use
 
 ```python
-from transformers import AutoModel, AutoTokenizer
+from transformers import pipeline
 
-model = AutoModel.from_pretrained("{path}", trust_remote_code=True)
-tokenizer = AutoTokenizer.from_pretrained("{path}", trust_remote_code=True)
-batch = tokenizer(["..."], return_tensors="pt")   # input_ids, attention_mask, input_numbers
+pipe = pipeline(model="{path}", trust_remote_code=True)  # the `{pipeline_task}` pipeline saved with the model
+{call}
 ```
 
-The model and tokenizer code ship with the checkpoint (`trust_remote_code=True` loads them
-without hf_numbers installed). Values pass through the `NumberScaler` saved in
-`number_scaler.json` ({scaler}): `hf_numbers.data.NumberScaler.from_pretrained(path)` and its
-`apply_at_numbers` map inputs and predictions.
+{returns} The model, tokenizer and pipeline code ship with the checkpoint (`trust_remote_code=True`
+loads them without hf_numbers installed; with hf_numbers imported, `pipeline("{pipeline_task}", model=...)`
+needs no remote code). {scaling}
 
 ## Evaluation
 
@@ -60,14 +61,55 @@ has not been evaluated outside the splits above.
 """
 
 
+def _usage(causal: bool, example: Mapping[str, Any] | None, mask_token: str | None) -> tuple[str, str]:
+    """The pipeline call of the card's snippet (on ``example``, a task row, when given) and what it returns."""
+    if example is not None and not {"text", "prompt", "answer_index", "answer_text"} <= set(example):
+        example = None  # not a task with a number answer (e.g. masked words): a placeholder text
+    answer = f" (the true value: {example['answer_text']})" if example is not None else ""
+    if causal:
+        prompt = example["prompt"] if example is not None else "text that a number follows:"
+        return (
+            f"pipe({prompt!r}, max_new_tokens=3)",
+            f"It returns `[{{\"generated_text\": ..., \"numbers\": [...]}}]`: the continuation and the values of "
+            f"the numbers it writes{answer}.",
+        )
+    text = f"a number goes here: {mask_token}"
+    if example is not None:
+        span = find_numbers(example["text"])[example["answer_index"]]
+        text = example["text"][: span.start] + str(mask_token) + example["text"][span.end :]
+    return (
+        f"pipe({text!r}, top_k=3)",
+        "It returns, for the mask, dicts with `score`, `token_str`, `sequence` and `value`: the number where the "
+        f"filled token is a number token, else None{answer}.",
+    )
+
+
 def write_model_card(
-    folder: str | Path, args: NumberTrainingArguments, task: str, summary: dict[str, Any], scaler: Any
+    folder: str | Path,
+    args: NumberTrainingArguments,
+    task: str,
+    summary: dict[str, Any],
+    config: Any,
+    example: Mapping[str, Any] | None = None,
+    mask_token: str | None = None,
 ) -> Path:
-    """Write ``README.md`` in ``folder`` from the run's arguments and metrics.
+    """Write ``README.md`` in ``folder`` from the run's arguments, metrics and model ``config`` (its scaling).
+
+    The usage snippet calls the model's pipeline on ``example`` (a row of the task: its ``prompt``, or
+    for a masked LM its ``text`` with the answer replaced by ``mask_token``) when given.
 
     Example:
-        >>> write_model_card("runs/demo/final", args, "temperature", summary, scaler)  # doctest: +SKIP
+        >>> write_model_card("runs/demo/final", args, "temperature", summary, model.config,
+        ...                  dataset["test"][0], tokenizer.mask_token)  # doctest: +SKIP
     """
+    call, returns = _usage(args.causal, example, mask_token)
+    scaling = NumberScaling.from_config(config)
+    scaling_text = (
+        "Numbers are ordinary tokens of the text; there is no number scaling."
+        if not get_encoding(args.number_encoding).has_number_module
+        else "Values go in and come out in the data's own units: the number scaling is part of `config.json` "
+        f"({', '.join(f'`{k}={v}`' for k, v in scaling.to_config().items())}) and the model applies it itself."
+    )
     origin = (
         (
             f"Adapted from the pretrained checkpoint `{args.pretrained}`"
@@ -91,7 +133,10 @@ def write_model_card(
         task=task,
         origin=origin,
         path=Path(folder).name,
-        scaler=repr(scaler),
+        scaling=scaling_text,
+        call=call,
+        returns=returns,
+        pipeline_task=PIPELINE_TASKS[args.causal][0],
         steps=summary.get("steps"),
         metrics=format_metrics_table(summary.get("metrics", {})) if summary.get("metrics") else "not evaluated",
         arguments="\n".join(f"{k}: {v}" for k, v in asdict(args).items()),

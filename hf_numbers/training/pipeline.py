@@ -1,7 +1,7 @@
 """From arguments to a trained, evaluated and saved model: ``run_training`` runs ``hf-numbers train``.
 
-The steps are the public functions of :mod:`~hf_numbers.training.builders` (data, scaler,
-tokenizer, model, collator), :func:`~hf_numbers.training.train_model` and
+The steps are the public functions of :mod:`~hf_numbers.training.builders` (data, tokenizer,
+model with its number scaling, collator), :func:`~hf_numbers.training.train_model` and
 :func:`~hf_numbers.evaluation.evaluate_splits`, so a script can swap one (its own dataset, a
 pretrained backbone) and keep the rest.
 """
@@ -15,13 +15,12 @@ from typing import Any
 from accelerate.utils import set_seed
 from transformers import AutoModel, AutoTokenizer
 
-from ..data import NumberScaler
 from ..data.checks import check_answers_tokenized
 from ..data.loading import tokenize_dataset
 from ..evaluation import evaluate_splits
 from ..modeling import check_tokenizer_matches
 from .arguments import NumberTrainingArguments
-from .builders import build_dataset, build_model, build_tokenizer, make_collator, make_scaler
+from .builders import build_dataset, build_model, build_tokenizer, make_collator
 from .checkpoints import replace_folder
 from .loop import check_run, make_accelerator, train_model
 from .model_card import write_model_card
@@ -31,9 +30,10 @@ FINAL_DIR = "final"
 
 
 def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
-    """Train, save, evaluate: ``<output_dir>/final`` holds model, tokenizer, scaler and model card.
+    """Train, save, evaluate: ``<output_dir>/final`` holds model (its number scaling in the config),
+    tokenizer and model card.
 
-    Every ``checkpoint-<step>/`` holds the model, tokenizer and scaler too. The metrics of each
+    Every ``checkpoint-<step>/`` holds the model and tokenizer too. The metrics of each
     split also go to the trackers of ``args.report_to``, which are finished at the end.
 
     Returns a summary: ``final_dir``, ``steps`` and ``last_train_loss``; on the main process
@@ -49,22 +49,16 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
     set_seed(args.seed)  # the new model's initialisation too
     with accelerator.main_process_first():  # one process writes the datasets cache, the others read it
         dataset = build_dataset(args)
-        scaler = make_scaler(args, dataset)
         tokenizer = build_tokenizer(args, dataset)
-        model = build_model(args, tokenizer, dataset)
+        model = build_model(args, tokenizer, dataset)  # the number scaling, fitted on the training split, inside
         # a causal LM learns where an answer ends (the text's last token is then the end-of-text token)
         tokenized = tokenize_dataset(
-            dataset,
-            tokenizer,
-            scaler,
-            args.max_length,
-            end_with_eos=args.causal,
-            number_token_mask=args.text_only,
+            dataset, tokenizer, args.max_length, end_with_eos=args.causal, number_token_mask=args.text_only
         )
     check_answers_tokenized(dataset, tokenized, tokenizer, args.max_length, end_with_eos=args.causal)
     model, result = train_model(
         model, tokenized["train"], make_collator(args, tokenizer), args, tokenized.get("validation"),
-        accelerator=accelerator, save_with=(tokenizer, scaler),
+        accelerator=accelerator, save_with=(tokenizer,),
     )
     final = Path(args.output_dir) / FINAL_DIR
     summary: dict[str, Any] = {
@@ -77,12 +71,14 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
         staging = final.with_name(f"{FINAL_DIR}.tmp") / FINAL_DIR
         if staging.parent.exists():
             shutil.rmtree(staging.parent)
-        for part in (model, tokenizer, scaler):
+        for part in (model, tokenizer):
             part.save_pretrained(staging)
         summary |= evaluate_splits(
-            model, tokenizer, scaler, dataset, args.max_length, args.output_dir, masked_words=args.text_only
+            model, tokenizer, dataset, args.max_length, args.output_dir, masked_words=args.text_only
         )
-        write_model_card(staging, args, args.task_name, summary, scaler)
+        held_out = [dataset[name] for name in ("test", *dataset) if name in dataset and name != "train"]
+        example = next((split[0] for split in held_out if len(split)), None)  # the card's usage snippet runs on it
+        write_model_card(staging, args, args.task_name, summary, model.config, example, tokenizer.mask_token)
         replace_folder(staging, final)
         staging.parent.rmdir()
         accelerator.log(metric_values(summary["metrics"]), step=result.global_step)
@@ -91,16 +87,18 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
     return summary
 
 
-def load_trained(path: str | Path) -> tuple[Any, Any, NumberScaler]:
-    """Load a folder written by :func:`run_training` with the Auto classes: model, tokenizer, scaler.
+def load_trained(path: str | Path) -> tuple[Any, Any]:
+    """Load a folder written by :func:`run_training` with the Auto classes: model and tokenizer.
+
+    The model applies its number scaling itself (values in and out in the data's units).
 
     ``ValueError`` when its parts do not belong together (see :func:`~hf_numbers.check_tokenizer_matches`)
     or a part is incomplete (config fields, number weights or tokenizer files missing).
 
     Example:
-        >>> model, tokenizer, scaler = load_trained("runs/demo/final")  # doctest: +SKIP
+        >>> model, tokenizer = load_trained("runs/demo/final")  # doctest: +SKIP
     """
     model = AutoModel.from_pretrained(path)
     tokenizer = AutoTokenizer.from_pretrained(path)
     check_tokenizer_matches(model, tokenizer)
-    return model, tokenizer, NumberScaler.from_pretrained(path)
+    return model, tokenizer
