@@ -105,7 +105,7 @@ TASKS: dict[str, TaskSpec] = {
             "max_length": 64,
             "train_size": 4000,
             "eval_size": 300,
-            "max_steps": 250,
+            "max_steps": 500,
             "per_device_train_batch_size": 32,
             "learning_rate": 5e-3,  # a frozen trunk: only the head and the number module learn
             "warmup_steps": 50,
