@@ -17,7 +17,7 @@ import yaml
 from huggingface_hub import HfApi, ModelCard, RepoUrl
 from huggingface_hub.errors import EntryNotFoundError
 from model_helpers import tiny_config, tiny_model
-from transformers import AutoModel
+from transformers import AutoModel, AutoTokenizer
 
 from hf_numbers.cli import main as cli_main
 from hf_numbers.training import NumberTrainingArguments
@@ -182,6 +182,15 @@ def test_model_push_to_hub_sends_the_checkpoint_card(pushed_run: tuple[Path, Fak
     assert sent.data.model_name == "me/saved" and sent.data.eval_results
     assert _card((tmp_path / "saved" / "README.md").read_text()).data.model_name == "me/saved"
 
+    tokenizer = AutoTokenizer.from_pretrained(run / "final")  # transformers keeps the repository's card
+    (tmp_path / "remote.md").write_bytes(commit["files"]["README.md"])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("huggingface_hub.repocard.hf_hub_download", lambda *args, **kwargs: str(tmp_path / "remote.md"))
+        tokenizer.push_to_hub("pushed")
+    kept = _card(fake_hub.sent("create_commit")[-1]["files"]["README.md"])
+    assert {"tokenizer.json", "README.md"} <= set(fake_hub.sent("create_commit")[-1]["files"])
+    assert kept.data.model_name == "me/pushed" and len(kept.data.eval_results) == len(card.data.eval_results)
+
     model.model_card = None  # opting out: transformers' own card
     model.push_to_hub("generic")
     generic = _card(fake_hub.sent("create_commit")[-1]["files"]["README.md"])
@@ -233,6 +242,11 @@ def test_base_model_license_and_a_masked_model(tmp_path: Path) -> None:
     local = build_model_card(_arguments(pretrained=str(tmp_path)), {}, tiny_config("gpt2", "fone"), model_id="y")
     assert local.data.base_model is None and local.data.license is None
     assert f"the folder `{tmp_path}`" in local.text and "No license was chosen" in local.text
+
+    # a text baseline writes a number as several tokens; the prompt loses its trailing space (GPT-2's " [NUM]")
+    text = build_model_card(_arguments(number_encoding="p10"), {}, tiny_config("gpt2", "p10"), model_id="z",
+                            example=example)
+    assert "pipe('x = 1.5 and y =', max_new_tokens=16)" in text.text and "no number scaling" in text.text
 
 
 def test_card_and_hub_arguments_are_checked() -> None:
