@@ -10,8 +10,10 @@ user gets with the same flags) in ``runs/reproduce/<suite>/<row>``, and its metr
 time and machine are kept in ``benchmarks/results/reproduce/<suite>/<row>.json``. A row whose JSON
 exists is not run again (``--force`` re-runs it), so an interrupted suite resumes where it stopped.
 The tables (with the papers' numbers beside ours) go to ``benchmarks/results/reproduction_<suite>.md``
-and the plots next to them. ``--quick`` runs every row tiny (a smoke test of the script; its results
-go to a separate folder and never into the tables).
+and the plots next to them; the model card of each row's model to ``model_cards/<suite>-<row>.md``
+(``hf-numbers card``, the code of the run's ``final/README.md``; see ``model_cards/README.md``).
+``--quick`` runs every row tiny (a smoke test of the script; its results go to a separate folder
+and never into the tables or ``model_cards/``).
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
+CARDS = ROOT / "model_cards"
+CARD_LICENSE = "apache-2.0"
+"""The reference models' license: the project's (generated data; the frozen MiniLM's is apache-2.0 too)."""
 QUICK = [
     "--max_steps",
     "4",
@@ -569,7 +574,8 @@ def _minilm_path() -> str:
 
 def frozen_bert_rows() -> list[Row]:
     """Default (numbers as text), exponent and float embeddings on the same frozen MiniLM, data and steps."""
-    shared = ("--task", "numeracy_words", "--pretrained", _minilm_path(), "--freeze_backbone", "true", *FROZEN_SIZE)
+    minilm = ("--pretrained", _minilm_path(), "--base_model", "sentence-transformers/all-MiniLM-L6-v2")  # its Hub id
+    shared = ("--task", "numeracy_words", *minilm, "--freeze_backbone", "true", *FROZEN_SIZE)
     return [
         Row(f"frozen-{name}", (*shared, "--number_encoding", encoding), {"encoding": name}, _frozen_details)
         for name, encoding in FROZEN_ENCODINGS.items()
@@ -854,6 +860,10 @@ def run_row(row: Row, suite: str, quick: bool, threads: int) -> dict[str, Any]:
     record |= {"metrics": summary["metrics"], "steps": summary["steps"], "train_size": arguments["train_size"]}
     if row.details is not None:
         record |= row.details(run_dir)
+    if not quick:  # the reference model's card, named by where this command writes the model
+        card = ["card", str(run_dir), "--output", str(CARDS / f"{suite}-{row.name}.md"), "--license", CARD_LICENSE,
+                "--model_id", f"runs/reproduce/{suite}/{row.name}/final"]
+        subprocess.run([sys.executable, "-m", "hf_numbers.cli", *card], env=env, check=True, capture_output=True)
     print(f"  {_minutes(wall)}: test {record['metrics']['test']}", flush=True)
     return record
 

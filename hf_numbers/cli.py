@@ -1,9 +1,11 @@
-"""The ``hf-numbers`` command: make-data, train, evaluate, demo.
+"""The ``hf-numbers`` command: make-data, train, evaluate, card, demo.
 
     hf-numbers make-data --task lookup --output data/lookup
     hf-numbers train --task lookup --backbone gpt2 --number_encoding xval --output_dir runs/lookup
     hf-numbers train args.json --max_steps 100     # arguments from a JSON file; flags after it win
+    hf-numbers train --task lookup --output_dir runs/lookup --push_to_hub --hub_model_id me/lookup-xval
     hf-numbers evaluate --checkpoint runs/lookup/checkpoint-200 --task lookup
+    hf-numbers card runs/lookup                    # write runs/lookup/final/README.md (the model card) again
     hf-numbers demo
 
 ``train`` takes every field of :class:`~hf_numbers.training.NumberTrainingArguments`
@@ -25,15 +27,18 @@ from typing import Any
 
 import datasets
 import transformers
+from huggingface_hub.utils import validate_repo_id
 from tqdm.contrib.logging import logging_redirect_tqdm
 from transformers import HfArgumentParser, pipeline
 
 from .data import TASKS, load_task, parse_task_options, recorded_task, save_task
 from .evaluation import compute_number_metrics, evaluate_splits, format_metrics_table
+from .modeling.hub_card import CARD_FILE
 from .strict_json import write_json
 from .training import NumberTrainingArguments, build_dataset, load_trained, run_training
 from .training.arguments import RENAMED
 from .training.loop import check_run
+from .training.model_card import model_card_from_run, run_folders
 
 DEMO_ARGS = [
     "--task",
@@ -156,6 +161,8 @@ def _train(argv: Sequence[str]) -> dict:
         print(f"\nResults after {summary['steps']} steps (final training loss {summary['last_train_loss']:.4f}):")
         print(format_metrics_table(summary["metrics"]))
         print(f"plots: {', '.join(summary['plots']) or 'none'}\nmodel and tokenizer: {summary['final_dir']}")
+        if "hub_model_id" in summary:
+            print(f"uploaded to the Hub: {summary['hub_model_id']}")
     return summary
 
 
@@ -215,6 +222,38 @@ def _evaluate(argv: Sequence[str]) -> None:
     print(f"plot: {summary['plot'] or 'none'}")
 
 
+def _card(argv: Sequence[str]) -> None:
+    parser = argparse.ArgumentParser(
+        prog="hf-numbers card",
+        description="Write the model card of a finished `hf-numbers train` run again (what training writes to "
+        "final/README.md): Hub metadata with a model-index of every split's metrics, usage through the pipeline, "
+        "training data, metrics, arguments, limits. Reads final/, training_args.json and metrics.json.",
+    )
+    parser.add_argument("run", help="The run folder (the --output_dir of train) or its final/ folder.")
+    parser.add_argument("--output", default=None, help="Where to write the card; default: <run>/final/README.md.")
+    parser.add_argument(
+        "--model_id",
+        default=None,
+        help="The model's name in the card (model_name, the usage snippet): a Hub id such as me/lookup-xval, or a "
+        "path; default: the name the existing card gives it, else the final folder's path as given.",
+    )
+    parser.add_argument("--license", default=None, help="The card's license (a Hub license id); default: the run's.")
+    parser.add_argument(
+        "--base_model", default=None, help="Hub id of the --pretrained backbone the run adapted; default: the run's."
+    )
+    args = parser.parse_args(argv)
+    try:
+        if args.base_model is not None:
+            validate_repo_id(args.base_model)
+        _, final = run_folders(args.run)
+        card = model_card_from_run(args.run, model_id=args.model_id, license=args.license, base_model=args.base_model)
+    except ValueError as error:
+        parser.error(str(error))
+    output = Path(args.output) if args.output else final / CARD_FILE
+    card.save(output)
+    print(f"model card: {output}")
+
+
 def _demo(argv: Sequence[str]) -> None:
     args = parse_train_args([*DEMO_ARGS, *argv], prog="hf-numbers demo")
     summary = _train([*DEMO_ARGS, *argv])
@@ -257,7 +296,7 @@ def _show_training_logs() -> None:
         library.setLevel(logging.INFO)
 
 
-COMMANDS = {"make-data": _make_data, "train": _train, "evaluate": _evaluate, "demo": _demo}
+COMMANDS = {"make-data": _make_data, "train": _train, "evaluate": _evaluate, "card": _card, "demo": _demo}
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -32,7 +32,7 @@ def test_names_are_those_of_training_arguments() -> None:
         "output_dir", "per_device_train_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps",
         "learning_rate", "weight_decay", "warmup_steps", "max_grad_norm", "max_steps", "seed", "use_cpu",
         "eval_steps", "logging_steps", "save_steps", "save_total_limit", "resume_from_checkpoint", "report_to",
-        "run_name", "disable_tqdm",
+        "run_name", "disable_tqdm", "push_to_hub", "hub_model_id", "hub_token", "hub_private_repo",
     }
     assert same_meaning <= ours & theirs
     assert not set(RENAMED) & ours

@@ -299,7 +299,7 @@ def test_a_run_killed_while_writing_final_leaves_no_half_final(tmp_path: Path, m
         raise Crash
 
     run = tmp_path / "run"
-    monkeypatch.setattr(pipeline_module, "write_model_card", killed)
+    monkeypatch.setattr(pipeline_module, "build_model_card", killed)
     with pytest.raises(Crash):
         cli_main(["train", *CLI, "--output_dir", str(run)])
     assert not (run / "final").exists() and (run / "final.tmp" / "final" / "model.safetensors").is_file()

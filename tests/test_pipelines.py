@@ -186,7 +186,7 @@ def test_demo_prints_the_pipeline_forecast(demo_run: tuple[Path, str, list[dict]
     assert "number-generation" in config["custom_pipelines"] and not (final / "number_scaler.json").exists()
     assert config["number_scaling_shift"] > 30 and config["number_scaling_scale"] > 1  # standardised °F
     card = (final / "README.md").read_text()  # its usage snippet: the pipeline on a test prompt
-    assert 'pipe = pipeline(model="final", trust_remote_code=True)' in card and "max_new_tokens=3)" in card
+    assert f'pipe = pipeline(model="{final}", trust_remote_code=True)' in card and "max_new_tokens=3)" in card
 
 
 def test_a_demo_model_forecasts_in_fahrenheit_through_the_pipeline_without_hf_numbers(

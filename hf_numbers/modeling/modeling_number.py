@@ -48,6 +48,7 @@ from .configuration_number import NumberBertConfig, NumberGPT2Config, NumberRobe
 from .encoding_base import NumberEncoding, autocast_disabled
 from .encoding_registry import build_number_encoding
 from .generation_number import NumberFillMaskMixin, NumberGenerationMixin
+from .hub_card import NumberModelCardMixin
 from .modeling_outputs import NumberCausalLMOutput, NumberMaskedLMOutput
 from .number_scaling import NumberScalingMixin
 from .parsing import NEUTRAL_NUMBER
@@ -62,7 +63,7 @@ __all__ = [
 ]
 
 
-class NumberModelMixin(NumberScalingMixin):
+class NumberModelMixin(NumberScalingMixin, NumberModelCardMixin):
     """Number handling shared by the ``Number*`` models.
 
     A backbone's subclass adds only its token head (``_token_logits``) and, where the backbone
@@ -71,7 +72,8 @@ class NumberModelMixin(NumberScalingMixin):
 
     The number module lives in ``self.number_encoding`` (input embedding and number head). Values
     go in and come out in the data's units: the config's number scaling (``number_scaling.py``;
-    :meth:`fit_number_scaling`) maps them to and from the module's inside the model.
+    :meth:`fit_number_scaling`) maps them to and from the module's inside the model. A model loaded
+    from a folder with an hf_numbers model card pushes that card (``model_card``, ``hub_card.py``).
     With ``config.freeze_backbone`` (or after :meth:`freeze_backbone`) only it and the token
     head's own parameters are trainable; see :meth:`freeze_backbone`.
     """
@@ -163,7 +165,8 @@ class NumberModelMixin(NumberScalingMixin):
         starts a new number module on purpose.
 
         A local folder of an older hf_numbers checkpoint, whose scaling sits in ``number_scaler.json``
-        beside the model, has it moved into the config (a warning says so).
+        beside the model, has it moved into the config (a warning says so). The hf_numbers model card of a
+        local folder (its ``README.md``) becomes ``model.model_card``, which ``push_to_hub`` uploads.
         """
         saved = saved_config_dict(cls.config_class, pretrained_model_name_or_path, kwargs)
         wants_info = kwargs.pop("output_loading_info", False)
@@ -175,7 +178,9 @@ class NumberModelMixin(NumberScalingMixin):
         if model.config.freeze_backbone:
             model.freeze_backbone()
         if isinstance(pretrained_model_name_or_path, (str, os.PathLike)):
-            model._move_legacy_scaler(os.path.join(pretrained_model_name_or_path, kwargs.get("subfolder") or ""))
+            folder = os.path.join(pretrained_model_name_or_path, kwargs.get("subfolder") or "")
+            model._move_legacy_scaler(folder)
+            model._keep_model_card(folder)
         return (model, info) if wants_info else model
 
     def resize_token_embeddings(self, *args: Any, **kwargs: Any) -> nn.Embedding:

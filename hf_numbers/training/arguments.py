@@ -21,12 +21,13 @@ Names follow ``transformers.TrainingArguments`` where the meaning is the same
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from accelerate.tracking import get_available_trackers
 from accelerate.utils import LoggerType
+from huggingface_hub.utils import validate_repo_id
 
 from ..data.loading import parse_task_options, recorded_task
 from ..data.tasks import TASKS
@@ -228,6 +229,41 @@ class NumberTrainingArguments:
     disable_tqdm: bool = field(
         default=False, metadata={"help": "Hide the progress bar (the log lines every --logging_steps remain)."}
     )
+    # ---- model card and Hub
+    license: str | None = field(
+        default=None,
+        metadata={
+            "help": "The model card's license, a Hub license id (apache-2.0, mit, ...); default: the license of the "
+            "--pretrained backbone's card, else none (the card says so: choosing one is the model's owner's call)."
+        },
+    )
+    base_model: str | None = field(
+        default=None,
+        metadata={
+            "help": "Hub id of the --pretrained backbone (org/name), the card's base_model; default: read from the "
+            "folder's path where it is a Hugging Face cache snapshot (models--org--name/snapshots/...), else none."
+        },
+    )
+    push_to_hub: bool = field(
+        default=False,
+        metadata={
+            "help": "Upload the final folder (model, tokenizer, code, model card) to --hub_model_id after training. "
+            "The repository is created (or reused) before training, so a bad token or name fails early."
+        },
+    )
+    hub_model_id: str | None = field(
+        default=None, metadata={"help": "Repository of --push_to_hub: name or org/name; default: output_dir's name."}
+    )
+    hub_token: str | None = field(
+        default=None,
+        metadata={
+            "help": "Token for --push_to_hub; default: the login of `hf auth login` or HF_TOKEN. Never written to "
+            "training_args.json, the trackers or the model card."
+        },
+    )
+    hub_private_repo: bool | None = field(
+        default=None, metadata={"help": "Create the repository private; default: the Hub's (an existing one is kept)."}
+    )
 
     def __post_init__(self) -> None:
         self._fill_recommended()
@@ -268,6 +304,36 @@ class NumberTrainingArguments:
             )
         self.task_generator_options()  # fail early on a malformed name=value
         self._check_trackers()
+        if self.base_model is not None and not self.pretrained:
+            raise ValueError("base_model names the --pretrained backbone's Hub id; it needs --pretrained")
+        repo_ids = {"base_model": self.base_model, "hub_model_id": self.hub_repo_id if self.push_to_hub else None}
+        for name, repo_id in repo_ids.items():
+            try:
+                if repo_id is not None:
+                    validate_repo_id(repo_id)
+            except ValueError as error:
+                raise ValueError(f"{name} {repo_id!r} is not a Hub repository id ({error})") from None
+
+    @property
+    def hub_repo_id(self) -> str:
+        """The repository of ``push_to_hub``: ``hub_model_id``, else the name of ``output_dir`` (as in
+        ``TrainingArguments``; the Hub puts a name without a namespace in the token's).
+
+        Example:
+            >>> NumberTrainingArguments(output_dir="runs/lookup-fone").hub_repo_id
+            'lookup-fone'
+        """
+        return self.hub_model_id or Path(self.output_dir).resolve().name
+
+    def to_dict(self) -> dict[str, Any]:
+        """The arguments as a dict, without the secret ``hub_token`` (None): what ``training_args.json``,
+        the trackers and the model card record.
+
+        Example:
+            >>> NumberTrainingArguments(hub_token="hf_secret").to_dict()["hub_token"] is None
+            True
+        """
+        return {**asdict(self), "hub_token": None}
 
     def _check_trackers(self) -> None:
         """``report_to`` as a list of known trackers, each installed; ``ValueError`` naming the problem."""

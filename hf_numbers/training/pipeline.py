@@ -19,26 +19,30 @@ from ..data.checks import check_answers_tokenized
 from ..data.loading import tokenize_dataset
 from ..evaluation import evaluate_splits
 from ..modeling import check_tokenizer_matches
+from ..modeling.hub_card import CARD_FILE
 from .arguments import NumberTrainingArguments
 from .builders import build_dataset, build_model, build_tokenizer, make_collator
 from .checkpoints import replace_folder
+from .hub import create_hub_repo, push_folder
 from .loop import check_run, make_accelerator, train_model
-from .model_card import write_model_card
+from .model_card import build_model_card, card_example
 from .reporting import metric_values
-
-FINAL_DIR = "final"
+from .run_folder import FINAL_DIR
 
 
 def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
     """Train, save, evaluate: ``<output_dir>/final`` holds model (its number scaling in the config),
-    tokenizer and model card.
+    tokenizer and model card (``README.md``, see :func:`~hf_numbers.training.model_card.build_model_card`).
 
     Every ``checkpoint-<step>/`` holds the model and tokenizer too. The metrics of each
-    split also go to the trackers of ``args.report_to``, which are finished at the end.
+    split also go to the trackers of ``args.report_to``, which are finished at the end. With
+    ``args.push_to_hub``, the repository is created before training and ``final/`` is uploaded whole
+    at the end (its card names the repository).
 
     Returns a summary: ``final_dir``, ``steps`` and ``last_train_loss``; on the main process
     also the ``metrics`` per split and the ``plot`` / ``plots`` paths (see
-    :func:`~hf_numbers.evaluation.evaluate_splits`). Prints nothing (``hf-numbers train`` does).
+    :func:`~hf_numbers.evaluation.evaluate_splits`), and ``hub_model_id`` after a push. Prints
+    nothing (``hf-numbers train`` does).
 
     Example:
         >>> summary = run_training(NumberTrainingArguments(task="lookup", max_steps=50))  # doctest: +SKIP
@@ -46,6 +50,7 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
     """
     check_run(args)  # settings, input folders, checkpoint and output folder, before any work
     accelerator = make_accelerator(args)
+    repo_id = create_hub_repo(args) if args.push_to_hub and accelerator.is_main_process else None
     set_seed(args.seed)  # the new model's initialisation too
     with accelerator.main_process_first():  # one process writes the datasets cache, the others read it
         dataset = build_dataset(args)
@@ -76,11 +81,16 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
         summary |= evaluate_splits(
             model, tokenizer, dataset, args.max_length, args.output_dir, masked_words=args.text_only
         )
-        held_out = [dataset[name] for name in ("test", *dataset) if name in dataset and name != "train"]
-        example = next((split[0] for split in held_out if len(split)), None)  # the card's usage snippet runs on it
-        write_model_card(staging, args, args.task_name, summary, model.config, example, tokenizer.mask_token)
+        card = build_model_card(
+            args.to_dict(), summary["metrics"], model.config, model_id=repo_id or str(final),
+            steps=result.global_step, example=card_example(dataset), mask_token=tokenizer.mask_token,
+        )  # fmt: skip
+        card.save(staging / CARD_FILE)
         replace_folder(staging, final)
         staging.parent.rmdir()
+        if repo_id is not None:
+            push_folder(final, repo_id, args.hub_token)
+            summary["hub_model_id"] = repo_id
         accelerator.log(metric_values(summary["metrics"]), step=result.global_step)
     accelerator.wait_for_everyone()
     accelerator.end_training()

@@ -16,7 +16,6 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +90,8 @@ def start_trackers(accelerator: Accelerator, args: NumberTrainingArguments) -> N
     if not accelerator.log_with or accelerator.trackers:
         return
     config = {
-        key: value if isinstance(value, (bool, int, float, str)) else str(value) for key, value in asdict(args).items()
+        key: value if isinstance(value, (bool, int, float, str)) else str(value)
+        for key, value in args.to_dict().items()
     }
     name = args.run_name or Path(args.output_dir).name
     accelerator.init_trackers(PROJECT, config=config, init_kwargs={"wandb": {"name": name}, "trackio": {"name": name}})

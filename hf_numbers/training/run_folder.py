@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from dataclasses import asdict
 from pathlib import Path
 
 from accelerate import Accelerator
@@ -25,6 +24,8 @@ from .arguments import NumberTrainingArguments
 from .checkpoints import checkpoint_step, list_checkpoints
 
 RUN_MARKER = "training_args.json"
+FINAL_DIR = "final"
+"""The folder of a run that holds the trained model, its tokenizer and model card."""
 
 
 def check_output_dir(output_dir: str | Path, checkpoint: Path | None, overwrite: bool) -> bool:
@@ -88,6 +89,6 @@ def prepare_output_dir(accelerator: Accelerator, args: NumberTrainingArguments, 
     except OSError as error:
         raise ValueError(f"output_dir {folder} is not a writable folder ({error})") from error
     if accelerator.is_main_process:
-        write_json(folder / RUN_MARKER, asdict(args))
+        write_json(folder / RUN_MARKER, args.to_dict())
     accelerator.wait_for_everyone()
     return folder
