@@ -68,6 +68,11 @@ class NumberGenerationPipeline(_TextPipeline):
     numbers in the continuation, in order, in the data's units. Generation is greedy with at most
     20 new tokens unless ``max_new_tokens``, ``do_sample`` or other ``generate`` arguments say otherwise.
 
+    Where the tokenizer writes the space before a number into the number's token (``" [NUM]"`` of
+    GPT-2, Llama and the other byte-level tokenizers), trailing spaces of the prompt are removed before encoding: a
+    model never sees a lone space token before a number in training, so ``"12 + 30 = "`` is read
+    as ``"12 + 30 ="`` and the answer's token brings the space back (``"12 + 30 = 42"``).
+
     Example:
         >>> pipe = pipeline("number-generation", model="runs/demo/final")  # doctest: +SKIP
         >>> pipe(prompt, max_new_tokens=3)[0]["numbers"]  # doctest: +SKIP
@@ -81,6 +86,8 @@ class NumberGenerationPipeline(_TextPipeline):
         return {}, generate_kwargs, postprocess
 
     def preprocess(self, text: str) -> dict[str, Any]:
+        if isinstance(text, str) and getattr(self.tokenizer, "spaced_num_token", False):
+            text = text.rstrip(" ")  # the space before a number belongs to the number's token
         return {"prompt_text": text, **self._encode(text)}
 
     def _forward(self, inputs: dict[str, Any], **generate_kwargs: Any) -> dict[str, Any]:
