@@ -194,6 +194,21 @@ def test_fone_answers_recomputed_exactly(operation: str, int_digits: int, frac_d
     assert negative == (operation == "subtract")
 
 
+def test_fone_nonnegative_subtraction_puts_the_larger_operand_first() -> None:
+    sizes = {"train_size": 200, "validation_size": 20, "test_size": 20}
+    dd = make_task("fone_arithmetic", operation="subtract", int_digits=3, nonnegative=True, **sizes)
+    for dataset in dd.values():
+        for row in dataset:
+            a, b = row["operands"]
+            assert a >= b and row["answer"] == a - b >= 0
+    for bad, message in [
+        ({"operation": "add", "nonnegative": True}, "nonnegative applies to operation='subtract' only"),
+        ({"operation": "subtract", "nonnegative": "yes"}, "nonnegative must be True or False, got 'yes'"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            make_task("fone_arithmetic", **bad, **sizes)
+
+
 def test_lookup_heldout_interval(datasets_by_task: dict[str, DatasetDict]) -> None:
     dd = datasets_by_task["lookup"]
     for split in ("train", "validation", "test"):

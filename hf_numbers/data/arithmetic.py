@@ -242,6 +242,7 @@ def fone_arithmetic(
     validation_size: int = 1_000,
     test_size: int = 1_000,
     seed: int = 0,
+    nonnegative: bool = False,
 ) -> DatasetDict:
     """FoNE's integer and decimal arithmetic: ``a + b``, ``a - b`` or ``a * b``.
 
@@ -249,7 +250,10 @@ def fone_arithmetic(
     ``int_digits`` integer digits and exactly ``frac_digits`` decimals (``frac_digits=0``:
     integers; FoNE's headline task is 6-digit integer addition). Decimals are written
     with all their decimals (``"12.50 + 3.07 = 15.57"``); a product has ``2 * frac_digits``
-    decimals. Subtraction can give negative answers (``"3 - 12 = -9"``).
+    decimals. Subtraction can give negative answers (``"3 - 12 = -9"``); with
+    ``nonnegative=True`` the larger operand comes first, so every answer is ``>= 0`` (what a FoNE
+    without a sign can represent; hf_numbers' FoNE has a sign, and this option separates the
+    difficulty of the sign from that of the digits).
     ``operation`` is ``"add"``, ``"subtract"`` or ``"multiply"``; ``int_digits + frac_digits``
     is at most 15 for add / subtract and at most 7 for multiply, so answers are exact
     in float64. Extra columns: ``operands``, ``operation``.
@@ -266,6 +270,10 @@ def fone_arithmetic(
     int_digits = check_int("int_digits", int_digits, 1, max_total)
     frac_digits = check_int("frac_digits", frac_digits, 0, max_total - int_digits)
     seed = check_seed(seed)
+    if not isinstance(nonnegative, bool):
+        raise ValueError(f"nonnegative must be True or False, got {nonnegative!r}")
+    if nonnegative and operation != "subtract":
+        raise ValueError(f"nonnegative applies to operation='subtract' only ({operation} answers are >= 0)")
     sizes = check_sizes({"test": test_size, "validation": validation_size, "train": train_size})
     total_digits = int_digits + frac_digits
     space = 10 ** (2 * total_digits)
@@ -277,7 +285,8 @@ def fone_arithmetic(
     op = FONE_OPERATIONS[operation]
 
     def sample(rng: np.random.Generator, split: str) -> tuple[int, int]:
-        return int(rng.integers(0, 10**total_digits)), int(rng.integers(0, 10**total_digits))
+        a, b = int(rng.integers(0, 10**total_digits)), int(rng.integers(0, 10**total_digits))
+        return (max(a, b), min(a, b)) if nonnegative else (a, b)
 
     pairs = draw_unique(
         sizes, split_rngs(seed, f"fone-{operation}-{int_digits}-{frac_digits}", list(sizes)), sample, lambda p: p
