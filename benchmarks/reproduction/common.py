@@ -1,0 +1,174 @@
+"""What every suite of ``benchmarks/reproduce.py`` shares.
+
+The row type (:class:`Row`), training a row through the real command line and recording the result
+(:func:`run_row`, with :func:`machine` and :func:`commit`), and the helpers that turn a row's record into
+a table cell (``_result_cell``, ``_pct``, ``_num``, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "benchmarks" / "results"
+CARDS = ROOT / "model_cards"
+CARD_LICENSE = "apache-2.0"
+"""The reference models' license: the project's (generated data; the frozen MiniLM's is apache-2.0 too)."""
+QUICK = [
+    "--max_steps",
+    "4",
+    "--train_size",
+    "64",
+    "--eval_size",
+    "16",
+    "--hidden_size",
+    "32",
+    "--num_layers",
+    "1",
+    "--num_heads",
+    "2",
+    "--eval_steps",
+    "0",
+    "--save_steps",
+    "0",
+]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One training run of a suite: its name, its ``hf-numbers train`` arguments and its table cell."""
+
+    name: str
+    argv: tuple[str, ...]
+    cell: dict[str, Any] = field(default_factory=dict)
+    details: Callable[[Path], dict[str, Any]] | None = None
+    """Extra entries of the row's record, read from its finished run folder (e.g. per-group metrics of
+    ``predictions.json``), so that the report never needs the run folder (``runs/`` is not committed)."""
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def _ppl(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _sci(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2g}"
+
+
+def _split_cell(result: dict[str, Any] | None, split: str, metric: str, fmt: Callable[[float | None], str]) -> str:
+    """Like :func:`_result_cell`, for another split than ``test``."""
+    if result is not None and result.get("error"):
+        return "n/a"
+    return fmt(None if result is None else result["metrics"].get(split, {}).get(metric))
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min"
+
+
+def _test_metric(result: dict[str, Any] | None, metric: str) -> float | None:
+    """A test-split metric of a row's result; None when the row has not run or failed."""
+    if result is None or result.get("error"):
+        return None
+    return result["metrics"]["test"].get(metric)
+
+
+def _result_cell(result: dict[str, Any] | None, metric: str, fmt: Callable[[float | None], str]) -> str:
+    """A table cell: ``-`` when the row has not run, ``n/a`` when it failed, else the formatted metric."""
+    if result is not None and result.get("error"):
+        return "n/a"
+    return fmt(_test_metric(result, metric))
+
+
+def machine() -> str:
+    """A one-line description of where the suite ran."""
+    import torch
+
+    device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else f"CPU ({os.cpu_count()} cores)"
+    return f"{device}, {platform.machine()}, Python {platform.python_version()}, torch {torch.__version__}"
+
+
+def commit() -> str:
+    """The checkout's commit (short hash, ``+changes`` when files differ from it), or ``unknown``."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                                 capture_output=True, text=True)  # fmt: skip
+    except OSError:
+        return "unknown"
+    if head.returncode != 0:
+        return "unknown"
+    return head.stdout.strip() + ("+changes" if changed.stdout.strip() else "")
+
+
+def _run_measured(command: list[str], env: dict[str, str]) -> tuple[int, str, float]:
+    """Run ``command`` in the repository root; its exit code, its stderr and the CPU seconds it used.
+
+    The CPU time (user + system, of this one process and what it waited for) is the cost of a row on a
+    machine shared with other jobs, where the wall time also counts the waiting for a core.
+    """
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        process = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=err, text=True, env=env)
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, so Popen does not wait again
+        err.seek(0)
+        return process.returncode, err.read(), usage.ru_utime + usage.ru_stime
+
+
+def run_row(row: Row, suite: str, quick: bool, threads: int) -> dict[str, Any]:
+    """Train one row through the CLI on ``threads`` threads; return its record (metrics, command, wall time...)."""
+    run_dir = ROOT / "runs" / ("reproduce-quick" if quick else "reproduce") / suite / row.name
+    if run_dir.exists():
+        shutil.rmtree(run_dir)
+    argv = [*row.argv, *(QUICK if quick else []), "--output_dir", str(run_dir), "--disable_tqdm", "true"]
+    command = [sys.executable, "-m", "hf_numbers.cli", "train", *argv]
+    print(f"[{suite}] {row.name}: hf-numbers train {shlex.join(argv)}", flush=True)
+    start = time.perf_counter()
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
+    returncode, stderr, cpu = _run_measured(command, env)
+    wall = time.perf_counter() - start
+    record: dict[str, Any] = {
+        "name": row.name,
+        "command": "hf-numbers train " + shlex.join([*row.argv, "--output_dir", f"runs/reproduce/{suite}/{row.name}"]),
+        "wall_s": round(wall, 1),
+        "cpu_s": round(cpu, 1),
+        "machine": machine(),
+        "commit": commit(),
+        "threads": threads,
+        "date": time.strftime("%Y-%m-%d"),
+        **row.cell,
+    }
+    if returncode != 0:
+        record["error"] = stderr.strip().splitlines()[-1] if stderr.strip() else "failed"
+        print(f"  failed: {record['error']}", flush=True)
+        return record
+    summary = json.loads((run_dir / "summary.json").read_text())
+    arguments = json.loads((run_dir / "training_args.json").read_text())
+    record |= {"metrics": summary["metrics"], "steps": summary["steps"], "train_size": arguments["train_size"]}
+    if row.details is not None:
+        record |= row.details(run_dir)
+    if not quick:  # the reference model's card, named by where this command writes the model
+        card = ["card", str(run_dir), "--output", str(CARDS / f"{suite}-{row.name}.md"), "--license", CARD_LICENSE,
+                "--model_id", f"runs/reproduce/{suite}/{row.name}/final"]
+        subprocess.run([sys.executable, "-m", "hf_numbers.cli", *card], env=env, check=True, capture_output=True)
+    print(f"  {_minutes(wall)}: test {record['metrics']['test']}", flush=True)
+    return record

@@ -1,0 +1,220 @@
+"""The scientific suite: xVal's look-up (appendix B.6), planets (Table 5) and temperature (Table 4).
+
+Every encoding at one model size and budget; the report puts the paper's values beside ours, plots
+predictions on the out-of-distribution splits, and compares temperature with the persistence baseline.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from .common import ROOT, Row, _minutes, _num, _pct, _result_cell, _sci, _split_cell
+
+SCIENTIFIC_ENCODINGS = ("xval", "fone", "float", "exponent", "p10", "p1000", "fp15", "text")
+SCIENTIFIC_SIZE = [
+    "--hidden_size",
+    "128",
+    "--num_layers",
+    "4",
+    "--num_heads",
+    "4",
+    "--max_steps",
+    "2000",
+    "--per_device_train_batch_size",
+    "64",
+    "--data_seed",
+    "1",
+]
+# The planets at CPU scale: 2 planets, the first 8 positions of each series, 2 decimals, 4,000 systems;
+# held-out step sizes (0.40, 0.60) and first semi-major axes (2.0, 2.4): gaps inside the training ranges.
+ORBITS_OPTIONS = [
+    "num_planets=(2,2)",
+    "max_times=8",
+    "decimals=2",
+    "heldout_stepsize=(0.40,0.60)",
+    "heldout_a1=(2.0,2.4)",
+    "train_size=4000",
+    "validation_size=200",
+    "test_size=200",
+    "test_ood_a1_size=200",
+    "test_ood_stepsize_size=200",
+]
+ORBIT_TARGETS = {"stepsize": "test_ood_stepsize", "a1": "test_ood_a1"}
+# xVal Table 5 (MSE; OoD = held-out values of that parameter) and appendix Tables 11-12 (look-up).
+PAPER_ORBITS = {
+    "p10": {"a1": 7.6e-4, "a1_ood": 0.0076, "stepsize": 0.0, "stepsize_ood": 0.0036},
+    "p1000": {"a1": 4.5e-6, "a1_ood": 0.048, "stepsize": 0.0, "stepsize_ood": 0.011},
+    "fp15": {"a1": 4.0e-6, "a1_ood": 0.050, "stepsize": 0.0065, "stepsize_ood": 0.0075},
+    "xval": {"a1": 6.4e-5, "a1_ood": 0.0010, "stepsize": 6.6e-5, "stepsize_ood": 0.0021},
+}
+PAPER_LOOKUP = {
+    "p10": {"mse": 2.1e-2, "acc3": 0.91, "mse_ood": 3.8e-1, "acc3_ood": 0.657},
+    "fp15": {"mse": 7e-3, "acc3": 0.999, "mse_ood": 0.9e-1, "acc3_ood": 0.345},
+    "xval": {"mse": 3e-3, "acc3": 0.06, "mse_ood": 3.5e-3, "acc3_ood": 0.015},
+}
+TEMPERATURE_ENCODINGS = ("xval", "fp15", "p1000")
+
+
+def scientific_rows() -> list[Row]:
+    """Look-up (xVal B.6), planets (Table 5) and temperature (Table 4), every encoding at one size and budget."""
+    rows = []
+    for encoding in SCIENTIFIC_ENCODINGS:
+        argv = (
+            "--task",
+            "lookup",
+            "--number_encoding",
+            encoding,
+            "--train_size",
+            "10000",
+            "--eval_size",
+            "500",
+            *SCIENTIFIC_SIZE,
+        )
+        rows.append(Row(f"lookup-{encoding}", argv, {"task": "lookup", "encoding": encoding}))
+    for target in ORBIT_TARGETS:
+        for encoding in SCIENTIFIC_ENCODINGS:
+            argv = (
+                "--task",
+                "orbits",
+                "--number_encoding",
+                encoding,
+                "--task_options",
+                f"target={target}",
+                *ORBITS_OPTIONS,
+                "--max_length",
+                "512",
+                *SCIENTIFIC_SIZE,
+            )
+            rows.append(Row(f"orbits-{target}-{encoding}", argv, {"task": f"orbits-{target}", "encoding": encoding}))
+    for encoding in TEMPERATURE_ENCODINGS:
+        argv = ("--task", "temperature", "--number_encoding", encoding, "--max_length", "1024", *SCIENTIFIC_SIZE)
+        rows.append(Row(f"temperature-{encoding}", argv, {"task": "temperature", "encoding": encoding}))
+    return rows
+
+
+def _plot_ood(results: dict[str, dict[str, Any]], rows: list[str], split: str, path: Path, title: str) -> bool:
+    """Prediction against the true value on an OoD split, one panel per encoding (xVal Fig. 5 style)."""
+    found = []
+    for name in rows:
+        run = ROOT / "runs" / "reproduce" / "scientific" / name / "predictions.json"
+        if run.is_file() and not results.get(name, {}).get("error"):
+            found.append((name, json.loads(run.read_text())[split]))
+    if not found:
+        return False
+    figure, axes = plt.subplots(1, len(found), figsize=(2.6 * len(found), 2.8), sharex=True, sharey=True)
+    for axis, (name, data) in zip(np.atleast_1d(axes), found):
+        refs = np.array(data["references"], dtype=float)
+        preds = np.array([np.nan if p is None else p for p in data["predictions"]], dtype=float)
+        axis.scatter(refs, preds, s=6, alpha=0.6)
+        low, high = np.nanmin(refs), np.nanmax(refs)
+        axis.plot([low, high], [low, high], color="grey", linewidth=0.8)
+        axis.set_title(name.rsplit("-", 1)[-1], fontsize=9)
+        axis.set_xlabel("true")
+    np.atleast_1d(axes)[0].set_ylabel("predicted")
+    figure.suptitle(title, fontsize=10)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return True
+
+
+def scientific_report(results: dict[str, dict[str, Any]], out: Path) -> list[str]:
+    """Markdown of the scientific suite: look-up, planets and temperature, with the paper's values beside."""
+    lines = ["## Look-up, planets and temperature (Golkar et al., appendix B.6, Tables 5 and 4)", ""]
+    lines += [
+        f"Every row: a new model trained from scratch, `{' '.join(SCIENTIFIC_SIZE)}`; look-up and "
+        "temperature on GPT-2 (completion-only for look-up, as the task recommends; every value for the "
+        "temperature series), planets on BERT (masked number inference, the task's default). "
+        "Paper values are from 500k-step runs of 43M-parameter models; ours are CPU-scale.",
+        "",
+    ]
+    lines += ["### Look-up (values in [-3, 3], (0.3, 0.5) held out)", ""]
+    lines += [
+        "| encoding | MSE | MSE OoD | 3 s.f. acc. | 3 s.f. acc. OoD | invalid | invalid OoD | paper MSE / OoD |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for encoding in SCIENTIFIC_ENCODINGS:
+        result = results.get(f"lookup-{encoding}")
+        cells = [
+            _result_cell(result, "mse", _sci),
+            _split_cell(result, "test_ood", "mse", _sci),
+            _result_cell(result, "accuracy_3sf", _pct),
+            _split_cell(result, "test_ood", "accuracy_3sf", _pct),
+            _result_cell(result, "invalid_rate", _pct),
+            _split_cell(result, "test_ood", "invalid_rate", _pct),
+        ]
+        paper = PAPER_LOOKUP.get(encoding)
+        paper_text = "-" if paper is None else f"{_sci(paper['mse'])} / {_sci(paper['mse_ood'])}"
+        lines.append(f"| {encoding} | " + " | ".join(cells) + f" | {paper_text} |")
+    if _plot_ood(
+        results,
+        [f"lookup-{e}" for e in SCIENTIFIC_ENCODINGS],
+        "test_ood",
+        out / "reproduction_lookup_ood.png",
+        "Look-up, held-out values (0.3, 0.5)",
+    ):
+        lines += ["", "![look-up OoD](reproduction_lookup_ood.png)"]
+    lines += ["", "### Planets (2 planets, 8 positions, 2 decimals; step size and a1 held out)", ""]
+    lines += [
+        "| encoding | a1 MSE | a1 MSE OoD | step MSE | step MSE OoD | invalid (a1 / step) | paper a1 / OoD | "
+        "paper step / OoD |",
+        "|---|---:|---:|---:|---:|---|---|---|",
+    ]
+    for encoding in SCIENTIFIC_ENCODINGS:
+        a1, step = results.get(f"orbits-a1-{encoding}"), results.get(f"orbits-stepsize-{encoding}")
+        cells = [
+            _result_cell(a1, "mse", _sci),
+            _split_cell(a1, "test_ood_a1", "mse", _sci),
+            _result_cell(step, "mse", _sci),
+            _split_cell(step, "test_ood_stepsize", "mse", _sci),
+            f"{_result_cell(a1, 'invalid_rate', _pct)} / {_result_cell(step, 'invalid_rate', _pct)}",
+        ]
+        paper = PAPER_ORBITS.get(encoding)
+        paper_cells = (
+            ["-", "-"]
+            if paper is None
+            else [
+                f"{_sci(paper['a1'])} / {_sci(paper['a1_ood'])}",
+                f"{_sci(paper['stepsize'])} / {_sci(paper['stepsize_ood'])}",
+            ]
+        )
+        lines.append(f"| {encoding} | " + " | ".join(cells + paper_cells) + " |")
+    for target, split in ORBIT_TARGETS.items():
+        if _plot_ood(
+            results,
+            [f"orbits-{target}-{e}" for e in SCIENTIFIC_ENCODINGS],
+            split,
+            out / f"reproduction_orbits_{target}_ood.png",
+            f"Planets: {target}, held-out values",
+        ):
+            lines += ["", f"![planets {target} OoD](reproduction_orbits_{target}_ood.png)"]
+    lines += ["", "### Temperature (vega-datasets hourly series, next value; train/validation/test by time blocks)", ""]
+    lines += [
+        "| encoding | test MSE (°F²) | test R² | invalid | wall time | paper (Table 4, equal samples) |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    paper_temperature = {"xval": "1.75 (9h)", "fp15": "2.14 (19h)", "p1000": "20 (2d 2h)"}
+    for encoding in TEMPERATURE_ENCODINGS:
+        result = results.get(f"temperature-{encoding}")
+        wall = "-" if result is None else _minutes(result["wall_s"])
+        lines.append(
+            f"| {encoding} | {_result_cell(result, 'mse', _num)} | {_result_cell(result, 'r2', _num)} | "
+            f"{_result_cell(result, 'invalid_rate', _pct)} | {wall} | {paper_temperature[encoding]} |"
+        )
+    persistence = _persistence_baseline()
+    lines += ["", f"Persistence (repeat the last hour): test MSE {persistence['mse']:.4f}, R² {persistence['r2']:.4f}."]
+    return lines
+
+
+def _persistence_baseline() -> dict[str, float]:
+    """Test metrics of predicting the value before the answer (the temperature of the previous hour)."""
+    from hf_numbers.data import make_task
+    from hf_numbers.evaluation import compute_number_metrics
+
+    test = make_task("temperature")["test"]
+    return compute_number_metrics([row["numbers"][row["answer_index"] - 1] for row in test], test["answer"])

