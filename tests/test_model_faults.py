@@ -15,6 +15,7 @@ from model_helpers import NUM_IDS, tiny_config, tiny_model
 from safetensors.torch import load_file, save_file
 
 from hf_numbers import (
+    BACKBONES,
     NumberGPT2Config,
     NumberGPT2ForCausalLM,
     check_tokenizer_matches,
@@ -115,6 +116,46 @@ def test_predict_answers_counts_non_finite_logits_and_values_as_invalid(tokenize
     poison.clear()
     poison["number_predictions"] = ()
     assert predict_answers(model, tokenizer, texts, answers) == [None, valid[1]]
+
+
+@pytest.mark.parametrize("encoding", ["text", "p10"])
+@pytest.mark.parametrize("backbone", ["gpt2", "bert"])
+def test_text_baselines_count_non_finite_logits_as_invalid(backbone: str, encoding: str) -> None:
+    """A text encoding's answer is tokens chosen by argmax, which takes a NaN as the largest logit."""
+    texts, answers = ["a 3 b 4 c 5", "a 7 b 8 c 9"], [2, 2]
+    options = {"scheme_min_exponent": 0, "scheme_max_exponent": 0, "scheme_digits": 1} if encoding != "text" else {}
+    tokenizer = train_number_tokenizer(texts * 10, backbone, vocab_size=300, number_scheme=encoding, **options)
+    spec = BACKBONES[backbone]
+    model = spec.model_class(spec.new_config(tokenizer, hidden_size=32, num_layers=2, num_heads=2, max_length=64,
+                                             number_encoding=encoding))  # fmt: skip
+    truth = torch.tensor(tokenizer(texts, padding=True)["input_ids"])  # what a masked model is steered to fill
+    written = tokenizer(" 5", add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]  # a causal model's
+    forwards, poison = [], {}
+
+    def steer(module, args, output):
+        """The token head prefers the steered text; ``poison`` puts a NaN at (row 0, position) of one forward."""
+        forwards.append(1)
+        if spec.causal:
+            output.logits[:, -1, written[min(len(forwards), len(written)) - 1]] = 50.0
+        else:
+            output.logits.scatter_(-1, truth[..., None], 50.0)
+        if poison.get("forward") == len(forwards):  # on the winning token: the text is the same, now untrusted
+            logits = output.logits[0, poison["position"]]
+            logits[logits.argmax()] = float("nan")
+        return output
+
+    model.register_forward_hook(steer)
+    expected = [5.0, 5.0] if spec.causal else [5.0, 9.0]
+    assert predict_answers(model, tokenizer, texts, answers) == expected
+    # causal: a NaN at the last generated step; masked: at the answer's masked position (before its end token)
+    answer_position = int(truth[0].ne(tokenizer.pad_token_id).sum()) - 2
+    poison.update(forward=len(forwards), position=-1 if spec.causal else answer_position)
+    forwards.clear()
+    assert predict_answers(model, tokenizer, texts, answers) == [None, expected[1]]
+    if not spec.causal:  # a NaN away from the masked answer leaves its prediction alone
+        poison.update(position=1)
+        forwards.clear()
+        assert predict_answers(model, tokenizer, texts, answers) == expected
 
 
 # ---- 5. a config missing a tokenizer's number id
