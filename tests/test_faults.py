@@ -31,6 +31,7 @@ from hf_numbers.training import (
     train_model,
 )
 from hf_numbers.training import pipeline as pipeline_module
+from hf_numbers.training.loop import check_run
 
 SMALL = dict(task="lookup", train_size=64, eval_size=8, hidden_size=32, num_layers=2, num_heads=2, vocab_size=150,
              per_device_train_batch_size=8, warmup_steps=2, logging_steps=2, disable_tqdm=True, use_cpu=True,
@@ -159,8 +160,12 @@ def test_a_used_output_dir_is_refused_unless_overwritten(data, finished_run: Pat
     with pytest.raises(ValueError, match="not an hf-numbers run folder"):
         train(data, small_args(other, overwrite_output_dir=True))
     assert (other / "keep.txt").read_text() == "mine"
-    with pytest.raises(ValueError, match="not a writable folder"):
+    with pytest.raises(ValueError, match=r"not a writable folder \(.*keep\.txt is a file\)"):
         train(data, small_args(other / "keep.txt" / "run"))
+    with pytest.MonkeyPatch.context() as patch:  # a read-only parent (root may write anywhere, so pretend)
+        patch.setattr(os, "access", lambda path, mode: Path(path) != other)
+        with pytest.raises(ValueError, match=r"output_dir .*notes/run is not a writable folder \(.*notes is not "):
+            check_run(small_args(other / "run"))
 
 
 # ---- 3. the log history survives resume
@@ -248,6 +253,23 @@ def test_training_stops_at_the_first_non_finite_loss(data, tmp_path: Path) -> No
     model = build_model(args, tokenizer)
     with pytest.raises(FloatingPointError, match="step 3: eval_loss and eval_number_loss not finite in evaluation"):
         train_model(model, tokenized["train"], plain, args, tokenized["validation"], poisoning(model, 0))
+
+    # xVal scales the [NUM] embedding by the value: once that embedding has grown too large (diverged
+    # weights) the model refuses the batch before the loss can overflow, and the error names the step
+    args = small_args(tmp_path / "grown")
+    set_seed(0)
+    model = build_model(args, tokenizer)
+    calls = []
+
+    def growing(features):
+        calls.append(1)
+        if len(calls) == 3:
+            model.get_input_embeddings().weight.data[tokenizer.num_token_ids] = 1e30
+        return plain(features)
+
+    with pytest.raises(ValueError, match=r"step 2: the model refused a training batch: input_numbers .*embedding "
+                                         r"\(norm [0-9.e+]+\) it would overflow float32"):
+        train_model(model, tokenized["train"], growing, args)
 
 
 # ---- 6. damaged resume state

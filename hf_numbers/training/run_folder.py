@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from dataclasses import asdict
@@ -36,6 +37,11 @@ def check_output_dir(output_dir: str | Path, checkpoint: Path | None, overwrite:
     folder = Path(output_dir)
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"output_dir {folder} is a file, not a folder")
+    # the nearest folder that exists must take the new one (prepare_output_dir writes a test file as well)
+    existing = next(path for path in (folder.absolute(), *folder.absolute().parents) if path.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        problem = "is a file" if not existing.is_dir() else "is not writable"
+        raise ValueError(f"output_dir {folder} is not a writable folder ({existing} {problem})")
     if checkpoint is not None and checkpoint.resolve().parent == folder.resolve():
         step = checkpoint_step(checkpoint)
         newer = [p.name for p in list_checkpoints(folder) if step is None or checkpoint_step(p) > step]
