@@ -203,12 +203,21 @@ def test_a_deleted_tokenizer_json_is_an_error(saved_run: Path, tmp_path: Path) -
     (final / "tokenizer.json").unlink()  # before: a 3-token tokenizer and plausible metrics
     with pytest.raises(ValueError, match=r"the tokenizer has no vocabulary: .*final lacks tokenizer\.json"):
         load_trained(final)
+    final = copy_final(saved_run, tmp_path / "no-config")
+    (final / "tokenizer_config.json").unlink()  # before: no padding token, model_max_length 1e30, and no error
+    with pytest.raises(ValueError, match=r"final lacks tokenizer_config\.json: its tokenizer would load with defaults"):
+        load_trained(final)
 
 
 CONFIG_DAMAGES = {
     "no-exponent-range": ({"exponent_min": None, "exponent_max": None}, "lacks exponent_min, exponent_max"),
     "no-encoding": ({"number_encoding": None}, "number_encoding None\\) lacks number_encoding"),
     "no-number-ids": ({"num_token_id": None, "num_token_ids": None}, "lacks num_token_ids"),
+    # the number scaling (config fields since it moved inside the model): corrupted values are refused, not used
+    "scale-nan": ({"number_scaling_scale": float("nan")}, "number_scaling_scale must be a finite number, got nan"),
+    "scale-zero": ({"number_scaling_scale": 0.0}, "number_scaling_scale must be > 0, got 0.0"),
+    "shift-text": ({"number_scaling_shift": "12"}, "number_scaling_shift must be a finite number, got '12'"),
+    "log-text": ({"number_scaling_log": "false"}, "number_scaling_log must be True or False, got 'false'"),
     "other-encoding": ({"number_encoding": "fone"}, "weights do not fit its number module \\(number_encoding 'fone'\\)"
                                                    ": missing number_encoding.digit_proj.bias.*unused number_encoding"
                                                    ".class_embeddings.weight"),

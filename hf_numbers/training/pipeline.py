@@ -27,6 +27,7 @@ from .model_card import write_model_card
 from .reporting import metric_values
 
 FINAL_DIR = "final"
+TOKENIZER_CONFIG = "tokenizer_config.json"
 
 
 def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
@@ -93,11 +94,19 @@ def load_trained(path: str | Path) -> tuple[Any, Any]:
     The model applies its number scaling itself (values in and out in the data's units).
 
     ``ValueError`` when its parts do not belong together (see :func:`~hf_numbers.check_tokenizer_matches`)
-    or a part is incomplete (config fields, number weights or tokenizer files missing).
+    or a part is incomplete (config fields, number weights or tokenizer files missing: ``tokenizer.json``,
+    ``tokenizer_config.json``).
 
     Example:
         >>> model, tokenizer = load_trained("runs/demo/final")  # doctest: +SKIP
     """
+    folder = Path(path)
+    if folder.is_dir() and not (folder / TOKENIZER_CONFIG).is_file():  # else: defaults, and no error
+        raise ValueError(
+            f"{folder} lacks {TOKENIZER_CONFIG}: its tokenizer would load with defaults (no padding token, no length "
+            "limit, the default number token and scheme options); save the tokenizer there again "
+            "(tokenizer.save_pretrained)"
+        )
     model = AutoModel.from_pretrained(path)
     tokenizer = AutoTokenizer.from_pretrained(path)
     check_tokenizer_matches(model, tokenizer)
