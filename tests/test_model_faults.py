@@ -263,6 +263,10 @@ def test_evaluate_refuses_another_task_unless_forced(tokenizer, tmp_path: Path, 
     assert "--force" in error and not (tmp_path / "eval").exists()
     cli_main([*common, "--task", "multiplication", "--force"])
     assert json.loads((tmp_path / "eval" / "metrics.json").read_text())["test"]["count"] == 2
+    moved = Path(shutil.copytree(final, tmp_path / "moved" / "final"))  # final/ alone: the task is unknown
+    capsys.readouterr()
+    cli_main(["evaluate", "--checkpoint", str(moved), "--eval_size", "2", "--task", "multiplication"])
+    assert "training_args.json is missing or names no task, so --task is not checked" in capsys.readouterr().err
 
 
 # ---- 7. precision and lengths
