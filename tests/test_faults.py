@@ -151,7 +151,11 @@ def test_a_used_output_dir_is_refused_unless_overwritten(data, finished_run: Pat
     finished = tmp_path / "no-checkpoints"  # a finished run saved without checkpoints: 'latest' finds none
     finished.mkdir()
     shutil.copy(folder / "training_args.json", finished)
-    with pytest.raises(ValueError, match="already holds an earlier run"):
+    with pytest.raises(ValueError, match=r"already holds an earlier run \(training_args\.json\) but no complete "
+                                         r"checkpoint for --resume_from_checkpoint latest: it saved none"):
+        train(data, small_args(finished, resume_from_checkpoint="latest"))
+    (finished / "checkpoint-2").mkdir()  # killed before its trainer_state.json was written (or it was deleted)
+    with pytest.raises(ValueError, match=r"no complete checkpoint .*: checkpoint-2 lack\(s\) trainer_state\.json"):
         train(data, small_args(finished, resume_from_checkpoint="latest"))
 
     other = tmp_path / "notes"

@@ -111,7 +111,7 @@ def check_run(args: NumberTrainingArguments) -> Path | None:
         if path is not None and not Path(path).is_dir():
             raise ValueError(f"{name} {path!r} is not a folder (a local folder is needed; nothing is downloaded)")
     checkpoint = resolve_checkpoint(args.resume_from_checkpoint, args.output_dir)
-    check_output_dir(args.output_dir, checkpoint, args.overwrite_output_dir)
+    check_output_dir(args.output_dir, checkpoint, args.overwrite_output_dir, args.resume_from_checkpoint == "latest")
     return checkpoint
 
 
