@@ -9,6 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from model_helpers import NUM_IDS, tiny_config, tiny_model
@@ -284,6 +285,13 @@ def test_input_numbers_as_python_lists_keep_float64(tokenizer) -> None:
     out = model.generate(input_ids=torch.tensor(ids), input_numbers=values, max_new_tokens=2, do_sample=False,
                          return_dict_in_generate=True, pad_token_id=0)
     assert out.numbers.dtype == torch.float64 and out.numbers[0, 1].item() == 12.34
+    # values given as float32 on purpose: the error says that the rounding is the cause
+    for narrow in (torch.tensor(values), np.array(values, dtype=np.float32)):
+        with pytest.raises(ValueError, match=r"holds 12\.34000015258789 .*at most 2 fractional digits .*\. "
+                                             r"input_numbers came as (torch\.)?float32, which rounds .*pass float64"):
+            model(input_ids=torch.tensor(ids), input_numbers=narrow)
+    with pytest.raises(ValueError, match=r"holds 12\.345000267028809 .*fone_frac_digits=2\)$"):  # 3 digits anyway
+        model(input_ids=torch.tensor(ids), input_numbers=torch.tensor([[1.0, 12.345, 1.0]]))
 
 
 @pytest.mark.parametrize("backbone", ["gpt2", "roberta"])
