@@ -210,7 +210,10 @@ def _evaluate(argv: Sequence[str]) -> None:
             "evaluate anyway"
         )
     masked_words = bool(trained.get("text_only")) if args.masked_words is None else args.masked_words == "true"
-    model, tokenizer = load_trained(args.checkpoint)
+    try:
+        model, tokenizer = load_trained(args.checkpoint)
+    except ValueError as error:  # a missing folder, or parts that do not belong together
+        parser.error(str(error))
     dataset = load_task(args.task, data_dir=args.data_dir, train_size=1, eval_size=args.eval_size, seed=args.seed)
     output_dir = args.output_dir or args.checkpoint
     summary = evaluate_splits(model, tokenizer, dataset, args.max_length, output_dir, masked_words)

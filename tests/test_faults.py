@@ -26,6 +26,7 @@ from hf_numbers.training import (
     build_model,
     build_tokenizer,
     list_checkpoints,
+    load_trained,
     run_training,
     tokenize_dataset,
     train_model,
@@ -320,7 +321,7 @@ def test_inexact_resume_only_when_allowed(data, finished_run: Path, tmp_path: Pa
 # ---- 7. final/ is written whole
 
 
-def test_a_run_killed_while_writing_final_leaves_no_half_final(tmp_path: Path, monkeypatch) -> None:
+def test_a_run_killed_while_writing_final_leaves_no_half_final(tmp_path: Path, monkeypatch, capsys) -> None:
     def killed(*args, **kwargs):
         raise Crash
 
@@ -329,6 +330,13 @@ def test_a_run_killed_while_writing_final_leaves_no_half_final(tmp_path: Path, m
     with pytest.raises(Crash):
         cli_main(["train", *CLI, "--output_dir", str(run)])
     assert not (run / "final").exists() and (run / "final.tmp" / "final" / "model.safetensors").is_file()
+    # before: a network error after a minute of retries (transformers took the missing path for a Hub name)
+    with pytest.raises(SystemExit) as exit_info:
+        cli_main(["evaluate", "--checkpoint", str(run / "final"), "--task", "lookup", "--eval_size", "2"])
+    assert exit_info.value.code == 2
+    assert "final is not a folder" in capsys.readouterr().err
+    with pytest.raises(ValueError, match=r"final\.tmp/final is a final/ whose writing was interrupted: resume the run"):
+        load_trained(run / "final")
     monkeypatch.undo()
     cli_main(["train", *CLI, "--output_dir", str(run), "--resume_from_checkpoint", "latest"])
     assert (run / "final" / "README.md").is_file() and not (run / "final.tmp").exists()
