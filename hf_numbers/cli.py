@@ -207,14 +207,20 @@ def _evaluate(argv: Sequence[str]) -> None:
         args.max_length = trained.get("max_length", 128)
     trained_task = (recorded_task(trained["data_dir"]) if trained.get("data_dir") else None) or trained.get("task")
     task = (recorded_task(args.data_dir) if args.data_dir else None) or args.task
-    if trained_task and task and task != trained_task and not args.force:
+    if not trained_task:
+        print(f"note: {record} is missing or names no task, so --task is not checked against the training task",
+              file=sys.stderr)
+    elif task and task != trained_task and not args.force:
         parser.error(
             f"the run of {args.checkpoint} was trained on task {trained_task!r} ({record}), not {task!r}: its number "
             "scaling and the answers it learned are that task's, so the metrics would mislead; pass --force to "
             "evaluate anyway"
         )
     masked_words = bool(trained.get("text_only")) if args.masked_words is None else args.masked_words == "true"
-    model, tokenizer = load_trained(args.checkpoint)
+    try:
+        model, tokenizer = load_trained(args.checkpoint)
+    except ValueError as error:  # a missing folder, or parts that do not belong together
+        parser.error(str(error))
     dataset = load_task(args.task, data_dir=args.data_dir, train_size=1, eval_size=args.eval_size, seed=args.seed)
     output_dir = args.output_dir or args.checkpoint
     summary = evaluate_splits(model, tokenizer, dataset, args.max_length, output_dir, masked_words)

@@ -26,11 +26,13 @@ from hf_numbers.training import (
     build_model,
     build_tokenizer,
     list_checkpoints,
+    load_trained,
     run_training,
     tokenize_dataset,
     train_model,
 )
 from hf_numbers.training import pipeline as pipeline_module
+from hf_numbers.training.loop import check_run
 
 SMALL = dict(task="lookup", train_size=64, eval_size=8, hidden_size=32, num_layers=2, num_heads=2, vocab_size=150,
              per_device_train_batch_size=8, warmup_steps=2, logging_steps=2, disable_tqdm=True, use_cpu=True,
@@ -150,7 +152,11 @@ def test_a_used_output_dir_is_refused_unless_overwritten(data, finished_run: Pat
     finished = tmp_path / "no-checkpoints"  # a finished run saved without checkpoints: 'latest' finds none
     finished.mkdir()
     shutil.copy(folder / "training_args.json", finished)
-    with pytest.raises(ValueError, match="already holds an earlier run"):
+    with pytest.raises(ValueError, match=r"already holds an earlier run \(training_args\.json\) but no complete "
+                                         r"checkpoint for --resume_from_checkpoint latest: it saved none"):
+        train(data, small_args(finished, resume_from_checkpoint="latest"))
+    (finished / "checkpoint-2").mkdir()  # killed before its trainer_state.json was written (or it was deleted)
+    with pytest.raises(ValueError, match=r"no complete checkpoint .*: checkpoint-2 lack\(s\) trainer_state\.json"):
         train(data, small_args(finished, resume_from_checkpoint="latest"))
 
     other = tmp_path / "notes"
@@ -159,8 +165,12 @@ def test_a_used_output_dir_is_refused_unless_overwritten(data, finished_run: Pat
     with pytest.raises(ValueError, match="not an hf-numbers run folder"):
         train(data, small_args(other, overwrite_output_dir=True))
     assert (other / "keep.txt").read_text() == "mine"
-    with pytest.raises(ValueError, match="not a writable folder"):
+    with pytest.raises(ValueError, match=r"not a writable folder \(.*keep\.txt is a file\)"):
         train(data, small_args(other / "keep.txt" / "run"))
+    with pytest.MonkeyPatch.context() as patch:  # a read-only parent (root may write anywhere, so pretend)
+        patch.setattr(os, "access", lambda path, mode: Path(path) != other)
+        with pytest.raises(ValueError, match=r"output_dir .*notes/run is not a writable folder \(.*notes is not "):
+            check_run(small_args(other / "run"))
 
 
 # ---- 3. the log history survives resume
@@ -249,6 +259,23 @@ def test_training_stops_at_the_first_non_finite_loss(data, tmp_path: Path) -> No
     with pytest.raises(FloatingPointError, match="step 3: eval_loss and eval_number_loss not finite in evaluation"):
         train_model(model, tokenized["train"], plain, args, tokenized["validation"], poisoning(model, 0))
 
+    # xVal scales the [NUM] embedding by the value: once that embedding has grown too large (diverged
+    # weights) the model refuses the batch before the loss can overflow, and the error names the step
+    args = small_args(tmp_path / "grown")
+    set_seed(0)
+    model = build_model(args, tokenizer)
+    calls = []
+
+    def growing(features):
+        calls.append(1)
+        if len(calls) == 3:
+            model.get_input_embeddings().weight.data[tokenizer.num_token_ids] = 1e30
+        return plain(features)
+
+    with pytest.raises(ValueError, match=r"step 2: the model refused a training batch: input_numbers .*embedding "
+                                         r"\(norm [0-9.e+]+\) it would overflow float32"):
+        train_model(model, tokenized["train"], growing, args)
+
 
 # ---- 6. damaged resume state
 
@@ -294,7 +321,7 @@ def test_inexact_resume_only_when_allowed(data, finished_run: Path, tmp_path: Pa
 # ---- 7. final/ is written whole
 
 
-def test_a_run_killed_while_writing_final_leaves_no_half_final(tmp_path: Path, monkeypatch) -> None:
+def test_a_run_killed_while_writing_final_leaves_no_half_final(tmp_path: Path, monkeypatch, capsys) -> None:
     def killed(*args, **kwargs):
         raise Crash
 
@@ -303,6 +330,13 @@ def test_a_run_killed_while_writing_final_leaves_no_half_final(tmp_path: Path, m
     with pytest.raises(Crash):
         cli_main(["train", *CLI, "--output_dir", str(run)])
     assert not (run / "final").exists() and (run / "final.tmp" / "final" / "model.safetensors").is_file()
+    # before: a network error after a minute of retries (transformers took the missing path for a Hub name)
+    with pytest.raises(SystemExit) as exit_info:
+        cli_main(["evaluate", "--checkpoint", str(run / "final"), "--task", "lookup", "--eval_size", "2"])
+    assert exit_info.value.code == 2
+    assert "final is not a folder" in capsys.readouterr().err
+    with pytest.raises(ValueError, match=r"final\.tmp/final is a final/ whose writing was interrupted: resume the run"):
+        load_trained(run / "final")
     monkeypatch.undo()
     cli_main(["train", *CLI, "--output_dir", str(run), "--resume_from_checkpoint", "latest"])
     assert (run / "final" / "README.md").is_file() and not (run / "final.tmp").exists()

@@ -9,12 +9,14 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from model_helpers import NUM_IDS, tiny_config, tiny_model
 from safetensors.torch import load_file, save_file
 
 from hf_numbers import (
+    BACKBONES,
     NumberGPT2Config,
     NumberGPT2ForCausalLM,
     check_tokenizer_matches,
@@ -117,6 +119,46 @@ def test_predict_answers_counts_non_finite_logits_and_values_as_invalid(tokenize
     assert predict_answers(model, tokenizer, texts, answers) == [None, valid[1]]
 
 
+@pytest.mark.parametrize("encoding", ["text", "p10"])
+@pytest.mark.parametrize("backbone", ["gpt2", "bert"])
+def test_text_baselines_count_non_finite_logits_as_invalid(backbone: str, encoding: str) -> None:
+    """A text encoding's answer is tokens chosen by argmax, which takes a NaN as the largest logit."""
+    texts, answers = ["a 3 b 4 c 5", "a 7 b 8 c 9"], [2, 2]
+    options = {"scheme_min_exponent": 0, "scheme_max_exponent": 0, "scheme_digits": 1} if encoding != "text" else {}
+    tokenizer = train_number_tokenizer(texts * 10, backbone, vocab_size=300, number_scheme=encoding, **options)
+    spec = BACKBONES[backbone]
+    model = spec.model_class(spec.new_config(tokenizer, hidden_size=32, num_layers=2, num_heads=2, max_length=64,
+                                             number_encoding=encoding))  # fmt: skip
+    truth = torch.tensor(tokenizer(texts, padding=True)["input_ids"])  # what a masked model is steered to fill
+    written = tokenizer(" 5", add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]  # a causal model's
+    forwards, poison = [], {}
+
+    def steer(module, args, output):
+        """The token head prefers the steered text; ``poison`` puts a NaN at (row 0, position) of one forward."""
+        forwards.append(1)
+        if spec.causal:
+            output.logits[:, -1, written[min(len(forwards), len(written)) - 1]] = 50.0
+        else:
+            output.logits.scatter_(-1, truth[..., None], 50.0)
+        if poison.get("forward") == len(forwards):  # on the winning token: the text is the same, now untrusted
+            logits = output.logits[0, poison["position"]]
+            logits[logits.argmax()] = float("nan")
+        return output
+
+    model.register_forward_hook(steer)
+    expected = [5.0, 5.0] if spec.causal else [5.0, 9.0]
+    assert predict_answers(model, tokenizer, texts, answers) == expected
+    # causal: a NaN at the last generated step; masked: at the answer's masked position (before its end token)
+    answer_position = int(truth[0].ne(tokenizer.pad_token_id).sum()) - 2
+    poison.update(forward=len(forwards), position=-1 if spec.causal else answer_position)
+    forwards.clear()
+    assert predict_answers(model, tokenizer, texts, answers) == [None, expected[1]]
+    if not spec.causal:  # a NaN away from the masked answer leaves its prediction alone
+        poison.update(position=1)
+        forwards.clear()
+        assert predict_answers(model, tokenizer, texts, answers) == expected
+
+
 # ---- 5. a config missing a tokenizer's number id
 
 
@@ -162,12 +204,21 @@ def test_a_deleted_tokenizer_json_is_an_error(saved_run: Path, tmp_path: Path) -
     (final / "tokenizer.json").unlink()  # before: a 3-token tokenizer and plausible metrics
     with pytest.raises(ValueError, match=r"the tokenizer has no vocabulary: .*final lacks tokenizer\.json"):
         load_trained(final)
+    final = copy_final(saved_run, tmp_path / "no-config")
+    (final / "tokenizer_config.json").unlink()  # before: no padding token, model_max_length 1e30, and no error
+    with pytest.raises(ValueError, match=r"final lacks tokenizer_config\.json: its tokenizer would load with defaults"):
+        load_trained(final)
 
 
 CONFIG_DAMAGES = {
     "no-exponent-range": ({"exponent_min": None, "exponent_max": None}, "lacks exponent_min, exponent_max"),
     "no-encoding": ({"number_encoding": None}, "number_encoding None\\) lacks number_encoding"),
     "no-number-ids": ({"num_token_id": None, "num_token_ids": None}, "lacks num_token_ids"),
+    # the number scaling (config fields since it moved inside the model): corrupted values are refused, not used
+    "scale-nan": ({"number_scaling_scale": float("nan")}, "number_scaling_scale must be a finite number, got nan"),
+    "scale-zero": ({"number_scaling_scale": 0.0}, "number_scaling_scale must be > 0, got 0.0"),
+    "shift-text": ({"number_scaling_shift": "12"}, "number_scaling_shift must be a finite number, got '12'"),
+    "log-text": ({"number_scaling_log": "false"}, "number_scaling_log must be True or False, got 'false'"),
     "other-encoding": ({"number_encoding": "fone"}, "weights do not fit its number module \\(number_encoding 'fone'\\)"
                                                    ": missing number_encoding.digit_proj.bias.*unused number_encoding"
                                                    ".class_embeddings.weight"),
@@ -213,6 +264,10 @@ def test_evaluate_refuses_another_task_unless_forced(tokenizer, tmp_path: Path, 
     assert "--force" in error and not (tmp_path / "eval").exists()
     cli_main([*common, "--task", "multiplication", "--force"])
     assert json.loads((tmp_path / "eval" / "metrics.json").read_text())["test"]["count"] == 2
+    moved = Path(shutil.copytree(final, tmp_path / "moved" / "final"))  # final/ alone: the task is unknown
+    capsys.readouterr()
+    cli_main(["evaluate", "--checkpoint", str(moved), "--eval_size", "2", "--task", "multiplication"])
+    assert "training_args.json is missing or names no task, so --task is not checked" in capsys.readouterr().err
 
 
 # ---- 7. precision and lengths
@@ -230,6 +285,13 @@ def test_input_numbers_as_python_lists_keep_float64(tokenizer) -> None:
     out = model.generate(input_ids=torch.tensor(ids), input_numbers=values, max_new_tokens=2, do_sample=False,
                          return_dict_in_generate=True, pad_token_id=0)
     assert out.numbers.dtype == torch.float64 and out.numbers[0, 1].item() == 12.34
+    # values given as float32 on purpose: the error says that the rounding is the cause
+    for narrow in (torch.tensor(values), np.array(values, dtype=np.float32)):
+        with pytest.raises(ValueError, match=r"holds 12\.34000015258789 .*at most 2 fractional digits .*\. "
+                                             r"input_numbers came as (torch\.)?float32, which rounds .*pass float64"):
+            model(input_ids=torch.tensor(ids), input_numbers=narrow)
+    with pytest.raises(ValueError, match=r"holds 12\.345000267028809 .*fone_frac_digits=2\)$"):  # 3 digits anyway
+        model(input_ids=torch.tensor(ids), input_numbers=torch.tensor([[1.0, 12.345, 1.0]]))
 
 
 @pytest.mark.parametrize("backbone", ["gpt2", "roberta"])

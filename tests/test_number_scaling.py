@@ -173,6 +173,16 @@ def test_bad_values_are_value_errors_before_and_after_scaling() -> None:
     huge = tiny_model("gpt2", "xval", number_scaling_scale=1e-300)
     with pytest.raises(ValueError, match=r"input_numbers \(after the config's number scaling\) holds inf"):
         huge(**batch)
+    # labels too are checked in the model's units, and the message says so (the value given was 1.0)
+    batch["input_numbers"][tuple(position)] = 2.5
+    is_num = torch.isin(batch["input_ids"], torch.tensor(NUM_IDS["gpt2"]))
+    tiny = {**batch, "input_numbers": torch.where(is_num, batch["input_numbers"] * 1e-300, 1.0)}  # 2.5... scaled
+    labels = {"labels": batch["input_ids"], "number_labels": tiny["input_numbers"].clone()}
+    assert huge(**tiny, **labels).loss.isfinite()
+    labels["number_labels"][tuple(position)] = 1.0
+    scaled = r"number_labels \(after the config's number scaling\) holds (1e\+300|9\.9+e\+299)"
+    with pytest.raises(ValueError, match=scaled):
+        huge(**tiny, **labels)
 
 
 def test_an_overflowing_log_inverse_is_infinite_and_an_invalid_prediction() -> None:

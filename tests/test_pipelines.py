@@ -147,6 +147,30 @@ def test_text_baselines_serve_the_same_pipelines(
             assert result["value"] is None or isinstance(result["value"], float)
 
 
+
+@pytest.mark.parametrize("backbone", [CAUSAL[0], MASKED[0]])
+def test_the_pipelines_refuse_a_tokenizer_that_is_not_the_models(
+    backbone: str, plain_tokenizer_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Another model's tokenizer (issue 10, case 5): before, a misleading forward error or an IndexError."""
+    spec = BACKBONES[backbone]
+    task = "number-generation" if spec.causal else "number-fill-mask"
+    path = saved_model(backbone, plain_tokenizer_dirs, tmp_path / "xval")
+    text = saved_model(backbone, plain_tokenizer_dirs, tmp_path / "text", encoding="text")
+    with pytest.raises(ValueError, match=r"the tokenizer's number token ids \[\] differ from the model's config"):
+        pipeline(task, model=str(path), tokenizer=str(text))
+    with pytest.raises(ValueError, match=r"number token ids \[\d+(, \d+)?\] differ from the model's config\."
+                                         r"num_token_ids \[\]"):
+        pipeline(task, model=str(text), tokenizer=str(path))
+    bigger = spec.tokenizer_class.from_pretrained(path)
+    bigger.add_tokens(["extra_one", "extra_two"])
+    with pytest.raises(ValueError, match=r"has \d+ tokens but the model's embeddings hold config\.vocab_size="):
+        pipeline(task, model=str(path), tokenizer=bigger)
+    plain = spec.plain_model_class(spec.plain_model_class.config_class(**spec.tiny_sizes, vocab_size=len(bigger)))
+    with pytest.raises(ValueError, match=f"{task} needs a number model"):
+        pipeline(task, model=plain, tokenizer=bigger)
+
+
 # ---------------------------------------------------------------------- a demo-like run, then no hf_numbers
 DEMO_OVERRIDES = [  # San Francisco only, a window every 24 hours (the demo takes every 6th hour of two cities)
     "--task_options", "cities=['sf']", "stride=24", "--max_steps", "100",

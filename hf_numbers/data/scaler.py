@@ -365,7 +365,7 @@ class NumberScaler:
             raise ValueError(f"save_directory {str(directory)!r} exists and is not a directory")
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / SCALER_FILE
-        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+        path.write_text(json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n", encoding="utf-8")
         return path
 
     @classmethod

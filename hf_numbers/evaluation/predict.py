@@ -18,14 +18,18 @@ scheme's number takes (:data:`TEXT_ANSWER_TOKENS` for ``text``), and the first n
 continuation is the prediction; a masked model gets every token of the answer masked and fills
 them, and the number their text holds (whitespace removed: BERT's decoder spaces punctuation) is
 the prediction. No number in that text (a malformed run of scheme tokens never parses) is an
-invalid prediction (None). Masking all the answer's tokens tells the model how many there are,
-which with ``text``'s variable-length numbers leaks a hint of the answer (xVal's appendix B.3);
-the schemes write every number with the same count.
+invalid prediction (None), and so is a text chosen from a non-finite logit (argmax takes a NaN
+as the largest), as for the number encodings: a causal row with a NaN or infinite logit at any
+step it generated, a masked row with one at any of its answer's masked positions. Masking all
+the answer's tokens tells the model how many there are, which with ``text``'s variable-length
+numbers leaks a hint of the answer (xVal's appendix B.3); the schemes write every number with
+the same count.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -130,15 +134,33 @@ def _predict_text(
         if not 0 <= index < len(numbers):
             raise ValueError(f"example {row}: answer_index is {index} but the text has {len(numbers)} numbers")
         spans.append((numbers[index].start, numbers[index].end))
-    written = (_generate_answers if model.causal else _fill_answers)(model, tokenizer, texts, spans, max_length)
+    written, finite = (_generate_answers if model.causal else _fill_answers)(model, tokenizer, texts, spans, max_length)
     found = [find_numbers(text) for text in written]
-    return [numbers[0].value if numbers else None for numbers in found]
+    return [numbers[0].value if numbers and ok else None for numbers, ok in zip(found, finite)]
+
+
+@contextmanager
+def _finite_logits(model: Any, last_only: bool) -> Iterator[list[torch.Tensor]]:
+    """While active, every forward of ``model`` appends whether its logits are finite: ``(B, T)`` per position,
+    or ``(B,)`` for the last position only (what ``generate`` picks the next token from)."""
+    seen: list[torch.Tensor] = []
+
+    def record(module: Any, args: Any, output: Any) -> None:
+        logits = output.logits[:, -1] if last_only else output.logits
+        seen.append(logits.detach().isfinite().all(-1).cpu())
+
+    handle = model.register_forward_hook(record)
+    try:
+        yield seen
+    finally:
+        handle.remove()
 
 
 def _generate_answers(
     model: Any, tokenizer: Any, texts: list[str], spans: list[tuple[int, int]], max_length: int | None
-) -> list[str]:
-    """Greedy continuations of the prompts (each text's tokens before its answer's first token)."""
+) -> tuple[list[str], list[bool]]:
+    """Greedy continuations of the prompts (each text's tokens before its answer's first token), and whether
+    every logit each row's tokens were chosen from was finite."""
     truncation = {"truncation": max_length is not None, "max_length": max_length}
     lengths = prompt_lengths(tokenizer, texts, [text[:start] for text, (start, _) in zip(texts, spans)], **truncation)
     prompts = []
@@ -154,20 +176,26 @@ def _generate_answers(
         )
     batch = tokenizer.pad(prompts, padding_side="left", return_tensors="pt")
     new_tokens = tokenizer.scheme.tokens_per_number if tokenizer.scheme else TEXT_ANSWER_TOKENS
-    sequences = model.generate(
-        input_ids=batch["input_ids"].to(model.device),
-        attention_mask=batch["attention_mask"].to(model.device),
-        max_new_tokens=new_tokens,
-        do_sample=False,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    return tokenizer.batch_decode(sequences[:, batch["input_ids"].shape[1] :].cpu(), skip_special_tokens=True)
+    with _finite_logits(model, last_only=True) as steps:
+        sequences = model.generate(
+            input_ids=batch["input_ids"].to(model.device),
+            attention_mask=batch["attention_mask"].to(model.device),
+            max_new_tokens=new_tokens,
+            do_sample=False,
+            pad_token_id=tokenizer.pad_token_id,
+        )
+    finite = torch.ones(len(prompts), dtype=torch.bool)
+    for step in steps:
+        finite &= step
+    written = tokenizer.batch_decode(sequences[:, batch["input_ids"].shape[1] :].cpu(), skip_special_tokens=True)
+    return written, finite.tolist()
 
 
 def _fill_answers(
     model: Any, tokenizer: Any, texts: list[str], spans: list[tuple[int, int]], max_length: int | None
-) -> list[str]:
-    """The text of each answer's tokens, all masked and filled at once (whitespace removed)."""
+) -> tuple[list[str], list[bool]]:
+    """The text of each answer's tokens, all masked and filled at once (whitespace removed), and whether every
+    logit at each row's masked positions was finite."""
     enc = tokenizer(
         texts,
         padding=True,
@@ -183,12 +211,17 @@ def _fill_answers(
     if not masked.any(-1).all():
         row = int((~masked.any(-1)).nonzero()[0])
         raise ValueError(f"example {row}: its answer is not in the tokenized text; was it truncated? Raise max_length.")
-    filled, _ = model.fill_mask(
-        input_ids=enc["input_ids"].masked_fill(masked, tokenizer.mask_token_id).to(model.device),
-        attention_mask=enc["attention_mask"].to(model.device),
-        mask_token_id=tokenizer.mask_token_id,
-    )
-    return [
+    with _finite_logits(model, last_only=False) as forwards:
+        filled, _ = model.fill_mask(
+            input_ids=enc["input_ids"].masked_fill(masked, tokenizer.mask_token_id).to(model.device),
+            attention_mask=enc["attention_mask"].to(model.device),
+            mask_token_id=tokenizer.mask_token_id,
+        )
+    finite = torch.ones(len(texts), dtype=torch.bool)
+    for positions in forwards:
+        finite &= (positions | ~masked).all(-1)
+    written = [
         "".join(tokenizer.decode(row[mask], skip_special_tokens=True).split())
         for row, mask in zip(filled.cpu(), masked)
     ]
+    return written, finite.tolist()

@@ -115,6 +115,7 @@ def checked_input_numbers(
         if is_num.any():
             raise ValueError("input_ids contain number tokens but input_numbers is None; pass their values")
         return torch.full(input_ids.shape, NEUTRAL_NUMBER, dtype=torch.float64, device=input_ids.device)
+    given_dtype = getattr(input_numbers, "dtype", None)  # a float32 tensor cannot hold 12.34 exactly
     numbers = to_float64(input_numbers, input_ids.device)
     if numbers.shape != input_ids.shape:
         raise ValueError(
@@ -123,13 +124,40 @@ def checked_input_numbers(
         )
     if numbers.is_complex() or numbers.dtype == torch.bool:
         raise ValueError(f"input_numbers must hold real numbers (float64 preferred), got dtype {numbers.dtype}")
-    if scaling is not None and not scaling.is_identity:
-        numbers = torch.where(is_num, scaling.transform(numbers), numbers)
-        encoding.check_numbers(numbers, is_num, name="input_numbers (after the config's number scaling)")
-    else:
-        encoding.check_numbers(numbers, is_num)
+    try:
+        if scaling is not None and not scaling.is_identity:
+            numbers = torch.where(is_num, scaling.transform(numbers), numbers)
+            encoding.check_numbers(numbers, is_num, name="input_numbers (after the config's number scaling)")
+        else:
+            encoding.check_numbers(numbers, is_num)
+    except ValueError as error:
+        if _rounding_is_the_cause(given_dtype, numbers, is_num, encoding, scaling):
+            raise ValueError(
+                f"{error}. input_numbers came as {given_dtype}, which rounds most decimals (12.34 is "
+                "12.34000015... in float32): pass float64, as the number tokenizers return"
+            ) from None
+        raise
     check_neutral_elsewhere(input_ids, numbers, is_num, num_token_ids)
     return numbers
+
+
+def _rounding_is_the_cause(
+    dtype: Any, numbers: torch.Tensor, is_num: torch.Tensor, encoding: Any, scaling: Any
+) -> bool:
+    """Whether values given in float32 / float16 fail the encoding's check only through that rounding: as the
+    shortest decimals that round to them (12.34 for 12.34000015...), they would pass."""
+    narrow = {torch.float32: np.float32, torch.float16: np.float16, np.float32: np.float32, np.float16: np.float16}
+    dtype = dtype.type if isinstance(dtype, np.dtype) else dtype
+    if dtype not in narrow or (scaling is not None and not scaling.is_identity):
+        return False
+    decimals = [float(str(narrow[dtype](value))) for value in numbers[is_num].tolist()]
+    restored = numbers.clone()
+    restored[is_num] = torch.tensor(decimals, dtype=numbers.dtype, device=numbers.device)
+    try:
+        encoding.check_numbers(restored, is_num)
+    except ValueError:
+        return False
+    return True
 
 
 def _encoding_options(config: Any) -> dict[str, Any]:

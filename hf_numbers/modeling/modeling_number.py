@@ -314,6 +314,9 @@ class NumberModelMixin(NumberScalingMixin, NumberModelCardMixin):
                 number_predictions = self.number_scaling.inverse(number_predictions)
             if number_labels is not None and not scaled_numbers and not self.number_scaling.is_identity:
                 number_labels = self.number_scaling.transform(to_float64(number_labels, input_ids.device))
+                if labels is not None and number_labels.shape == labels.shape:  # (_losses reports another shape)
+                    name = "number_labels (after the config's number scaling)"  # the range is in the model's units
+                    self.number_encoding.check_numbers(number_labels, self.number_mask(labels), name=name)
             if labels is not None:
                 with autocast_disabled(hidden_states.device):  # the number path is never bf16/fp16
                     token_loss, number_loss = self._losses(logits, head_output, labels, number_labels, numbers)

@@ -14,7 +14,9 @@ works where hf_numbers is not installed::
     {'score': 0.93, 'token': 5, 'token_str': '1.53', 'value': 1.53, 'sequence': 'the mass is 1.53 and the step 0.5'}
 
 Values are in the data's units (the model applies its number scaling itself). A text baseline
-(numbers written as tokens) works too: its numbers are read from the text it writes.
+(numbers written as tokens) works too: its numbers are read from the text it writes. A tokenizer
+that does not belong to the model (other number ids, another number scheme, more tokens than the
+model's embeddings) is a ``ValueError`` when the pipeline is built (``check_tokenizer_matches``).
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.
@@ -27,6 +29,7 @@ from typing import Any
 import torch
 from transformers import Pipeline
 
+from .checks import check_tokenizer_matches
 from .parsing import find_numbers
 
 __all__ = ["PIPELINE_TASKS", "NumberFillMaskPipeline", "NumberGenerationPipeline", "register_pipelines"]
@@ -42,6 +45,16 @@ class _TextPipeline(Pipeline):
     _load_video_processor = False
     _load_feature_extractor = False
     _load_tokenizer = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """transformers' ``Pipeline``, refusing a model and a tokenizer that do not belong together."""
+        super().__init__(*args, **kwargs)
+        if getattr(self.model.config, "number_encoding", None) is None:
+            raise ValueError(
+                f"{self.task or type(self).__name__} needs a number model (a Number* config with number_encoding), "
+                f"got a {type(self.model.config).__name__}"
+            )
+        check_tokenizer_matches(self.model, self.tokenizer)  # number ids, scheme and size; e.g. another run's
 
     def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
         """Run on one text or a list of texts (one at a time: ``batch_size`` 1, which number values need)."""

@@ -6,7 +6,8 @@ atomic checkpoints every N steps and a resume that continues exactly: the data o
 from a seeded sampler (seed + epoch), the batches already seen in the epoch are skipped, and
 the optimizer, scheduler, log history and every process's RNG states are restored (from files
 that hold no pickle, see :mod:`.checkpoints`). Training stops with a ``FloatingPointError`` at
-the first non-finite training or evaluation loss, before that step is applied or saved.
+the first non-finite training or evaluation loss, before that step is applied or saved, and with a
+``ValueError`` naming the step where the model refuses a batch (a value its encoding cannot carry).
 
 Every ``logging_steps`` a record goes to the log history, to the console (see :mod:`.reporting`)
 and to the trackers of ``report_to``. Settings of ``accelerate launch`` (processes, mixed
@@ -110,7 +111,7 @@ def check_run(args: NumberTrainingArguments) -> Path | None:
         if path is not None and not Path(path).is_dir():
             raise ValueError(f"{name} {path!r} is not a folder (a local folder is needed; nothing is downloaded)")
     checkpoint = resolve_checkpoint(args.resume_from_checkpoint, args.output_dir)
-    check_output_dir(args.output_dir, checkpoint, args.overwrite_output_dir)
+    check_output_dir(args.output_dir, checkpoint, args.overwrite_output_dir, args.resume_from_checkpoint == "latest")
     return checkpoint
 
 
@@ -243,7 +244,11 @@ def train_model(
         )
         for batch in loader:
             with accelerator.accumulate(model):
-                out = model(**batch)
+                try:
+                    out = model(**batch)
+                except ValueError as error:  # a value the encoding cannot carry: from the data, or diverged weights
+                    step = state.global_step + 1
+                    raise ValueError(f"step {step}: the model refused a training batch: {error}") from error
                 step_losses += torch.stack([out.loss.detach(), out.token_loss.detach(), out.number_loss.detach()])
                 accelerator.backward(out.loss)
                 if accelerator.sync_gradients:

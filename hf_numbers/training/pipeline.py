@@ -29,6 +29,8 @@ from .model_card import build_model_card, card_example
 from .reporting import metric_values
 from .run_folder import FINAL_DIR
 
+TOKENIZER_CONFIG = "tokenizer_config.json"
+
 
 def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
     """Train, save, evaluate: ``<output_dir>/final`` holds model (its number scaling in the config),
@@ -102,12 +104,30 @@ def load_trained(path: str | Path) -> tuple[Any, Any]:
 
     The model applies its number scaling itself (values in and out in the data's units).
 
-    ``ValueError`` when its parts do not belong together (see :func:`~hf_numbers.check_tokenizer_matches`)
-    or a part is incomplete (config fields, number weights or tokenizer files missing).
+    ``ValueError`` when ``path`` is not a local folder (nothing is downloaded), when its parts do not
+    belong together (see :func:`~hf_numbers.check_tokenizer_matches`) or a part is incomplete (config
+    fields, number weights or tokenizer files missing: ``tokenizer.json``, ``tokenizer_config.json``).
 
     Example:
         >>> model, tokenizer = load_trained("runs/demo/final")  # doctest: +SKIP
     """
+    folder = Path(path)
+    if not folder.is_dir():  # else transformers would look for a Hub repository of that name
+        staged = folder.with_name(f"{folder.name}.tmp") / folder.name
+        interrupted = (
+            f"; {staged} is a {folder.name}/ whose writing was interrupted: resume the run (hf-numbers train ... "
+            "--resume_from_checkpoint latest) to write it again"
+            if staged.is_dir()
+            else ""
+        )
+        needed = "a local folder written by hf-numbers train is needed"
+        raise ValueError(f"{folder} is not a folder ({needed}){interrupted}")
+    if not (folder / TOKENIZER_CONFIG).is_file():  # else: defaults, and no error
+        raise ValueError(
+            f"{folder} lacks {TOKENIZER_CONFIG}: its tokenizer would load with defaults (no padding token, no length "
+            "limit, the default number token and scheme options); save the tokenizer there again "
+            "(tokenizer.save_pretrained)"
+        )
     model = AutoModel.from_pretrained(path)
     tokenizer = AutoTokenizer.from_pretrained(path)
     check_tokenizer_matches(model, tokenizer)

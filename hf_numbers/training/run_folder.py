@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -21,22 +22,30 @@ from accelerate import Accelerator
 
 from ..strict_json import write_json
 from .arguments import NumberTrainingArguments
-from .checkpoints import checkpoint_step, list_checkpoints
+from .checkpoints import STATE_FILE, checkpoint_step, list_checkpoints
 
 RUN_MARKER = "training_args.json"
 FINAL_DIR = "final"
 """The folder of a run that holds the trained model, its tokenizer and model card."""
 
 
-def check_output_dir(output_dir: str | Path, checkpoint: Path | None, overwrite: bool) -> bool:
+def check_output_dir(
+    output_dir: str | Path, checkpoint: Path | None, overwrite: bool, resume_latest: bool = False
+) -> bool:
     """Whether ``output_dir`` may take this run; True when an earlier run must be deleted first.
 
     Raises ``ValueError`` when the folder holds an earlier run (or other files) and neither a
-    resume from its newest checkpoint nor ``overwrite`` allows using it.
+    resume from its newest checkpoint nor ``overwrite`` allows using it. ``resume_latest`` says that
+    ``--resume_from_checkpoint latest`` was asked for (and ``checkpoint`` is None: it found none).
     """
     folder = Path(output_dir)
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"output_dir {folder} is a file, not a folder")
+    # the nearest folder that exists must take the new one (prepare_output_dir writes a test file as well)
+    existing = next(path for path in (folder.absolute(), *folder.absolute().parents) if path.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        problem = "is a file" if not existing.is_dir() else "is not writable"
+        raise ValueError(f"output_dir {folder} is not a writable folder ({existing} {problem})")
     if checkpoint is not None and checkpoint.resolve().parent == folder.resolve():
         step = checkpoint_step(checkpoint)
         newer = [p.name for p in list_checkpoints(folder) if step is None or checkpoint_step(p) > step]
@@ -51,6 +60,15 @@ def check_output_dir(output_dir: str | Path, checkpoint: Path | None, overwrite:
     if not entries:
         return False
     listed = ", ".join(entries[:5]) + (", ..." if len(entries) > 5 else "")
+    if not overwrite and resume_latest:
+        incomplete = [name for name in entries if checkpoint_step(name) is not None]
+        why = (f"{', '.join(incomplete)} lack(s) {STATE_FILE}, so it is incomplete" if incomplete
+               else "it saved none (--save_steps 0?)")
+        raise ValueError(
+            f"output_dir {folder} already holds an earlier run ({listed}) but no complete checkpoint for "
+            f"--resume_from_checkpoint latest: {why}. Pass --overwrite_output_dir true to delete it and start again, "
+            "or choose another --output_dir"
+        )
     if not overwrite:
         raise ValueError(
             f"output_dir {folder} already holds an earlier run or other files ({listed}); pass "
@@ -77,7 +95,7 @@ def prepare_output_dir(accelerator: Accelerator, args: NumberTrainingArguments, 
         >>> folder = prepare_output_dir(accelerator, args, checkpoint=None)  # doctest: +SKIP
     """
     folder = Path(args.output_dir)
-    clear = check_output_dir(folder, checkpoint, args.overwrite_output_dir)
+    clear = check_output_dir(folder, checkpoint, args.overwrite_output_dir, args.resume_from_checkpoint == "latest")
     accelerator.wait_for_everyone()
     if clear and accelerator.is_main_process:
         shutil.rmtree(folder)
