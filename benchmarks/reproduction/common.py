@@ -108,11 +108,18 @@ def machine() -> str:
 
 
 def commit() -> str:
-    """The checkout's commit (short hash, ``+changes`` when files differ from it), or ``unknown``."""
+    """The checkout's commit (short hash, ``+changes`` when code differs from it), or ``unknown``.
+
+    Results and cards (``benchmarks/results/``, ``model_cards/``), which the suites themselves rewrite,
+    do not count as changes.
+    """
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                                 capture_output=True, text=True)  # fmt: skip
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+             ":(exclude)benchmarks/results", ":(exclude)model_cards"],
+            cwd=ROOT, capture_output=True, text=True,
+        )  # fmt: skip
     except OSError:
         return "unknown"
     if head.returncode != 0:
@@ -142,7 +149,7 @@ def run_row(row: Row, suite: str, quick: bool, threads: int) -> dict[str, Any]:
     argv = [*row.argv, *(QUICK if quick else []), "--output_dir", str(run_dir), "--disable_tqdm", "true"]
     command = [sys.executable, "-m", "hf_numbers.cli", "train", *argv]
     print(f"[{suite}] {row.name}: hf-numbers train {shlex.join(argv)}", flush=True)
-    start = time.perf_counter()
+    start, start_commit = time.perf_counter(), commit()  # the code the row runs (main may move meanwhile)
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
     returncode, stderr, cpu = _run_measured(command, env)
     wall = time.perf_counter() - start
@@ -152,7 +159,7 @@ def run_row(row: Row, suite: str, quick: bool, threads: int) -> dict[str, Any]:
         "wall_s": round(wall, 1),
         "cpu_s": round(cpu, 1),
         "machine": machine(),
-        "commit": commit(),
+        "commit": start_commit,
         "threads": threads,
         "date": time.strftime("%Y-%m-%d"),
         **row.cell,
