@@ -32,7 +32,7 @@ from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollato
 
 EVERY_PAIR = pytest.mark.parametrize("backbone,encoding", MATRIX)
 CODE_FILES = (
-    "modeling_number.py",
+    "number_model.py",
     "generation_number.py",
     "encodings.py",
     "encoding_base.py",

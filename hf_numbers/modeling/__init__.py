@@ -38,11 +38,11 @@ from .modeling_number import (
     NumberCausalLMOutput,
     NumberGPT2ForCausalLM,
     NumberMaskedLMOutput,
-    NumberModelMixin,
     NumberRobertaForMaskedLM,
 )
 from .modeling_number_llama import NumberLlamaForCausalLM
 from .modeling_number_modernbert import NumberModernBertForMaskedLM
+from .number_model import NumberModelMixin
 from .parsing import NEUTRAL_NUMBER, NumberSpan, find_numbers, format_number, replace_numbers
 from .pipeline_number import NumberFillMaskPipeline, NumberGenerationPipeline, register_pipelines
 from .tokenization_number import (

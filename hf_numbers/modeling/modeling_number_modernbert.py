@@ -20,7 +20,7 @@ from transformers import ModernBertForMaskedLM
 
 from .configuration_number import NumberModernBertConfig
 from .generation_number import NumberFillMaskMixin
-from .modeling_number import NumberModelMixin
+from .number_model import NumberModelMixin
 
 __all__ = ["NumberModernBertForMaskedLM"]
 
