@@ -242,7 +242,8 @@ def test_save_load_and_auto_tokenizer(name: str, tokenizers, tmp_path: Path) -> 
     assert config["num_token"] == "[NUM]"
     module = type(tok).__module__.rsplit(".", 1)[-1]  # tokenization_number, or the backbone's own module
     assert config["auto_map"]["AutoTokenizer"][0] == f"{module}.{type(tok).__name__}"
-    assert all((tmp_path / f"{file}.py").exists() for file in (module, "tokenization_number", "parsing"))
+    code_files = (module, "tokenization_number", "tokenization_decoding", "parsing")
+    assert all((tmp_path / f"{file}.py").exists() for file in code_files)
     for loaded in (type(tok).from_pretrained(tmp_path), AutoTokenizer.from_pretrained(tmp_path)):
         assert type(loaded) is type(tok)
         assert loaded.num_token_ids == tok.num_token_ids
