@@ -35,6 +35,7 @@ CODE_FILES = (
     "number_model.py",
     "generation_number.py",
     "encodings.py",
+    "encoding_fone.py",
     "encoding_base.py",
     "encoding_registry.py",
     "configuration_number.py",

@@ -23,6 +23,7 @@ from .configuration_number import (
     NumberRobertaConfig,
 )
 from .encoding_base import EncodingOption, NumberEncoding
+from .encoding_fone import FoNEEncoding
 from .encoding_registry import (
     NUMBER_ENCODINGS,
     NUMBER_ENCODINGS_REGISTRY,
@@ -31,7 +32,7 @@ from .encoding_registry import (
     encoding_options,
     get_encoding,
 )
-from .encodings import ExponentEncoding, FloatBitEncoding, FoNEEncoding, XValEncoding
+from .encodings import ExponentEncoding, FloatBitEncoding, XValEncoding
 from .generation_number import NumberGenerateOutput
 from .modeling_number import (
     NumberBertForMaskedLM,

@@ -1,4 +1,4 @@
-"""The interface every number encoding implements (see ``encodings.py`` for the encodings).
+"""The interface every number encoding implements (see ``encodings.py`` and ``encoding_fone.py`` for the encodings).
 
 A :class:`NumberEncoding` owns, for one way of representing numbers, the input embedding at
 number tokens, the number head, its loss and the decoding of head outputs into values.

@@ -17,7 +17,8 @@ from dataclasses import field
 from typing import Any
 
 from .encoding_base import EncodingOption, NumberEncoding
-from .encodings import ExponentEncoding, FloatBitEncoding, FoNEEncoding, XValEncoding
+from .encoding_fone import FoNEEncoding
+from .encodings import ExponentEncoding, FloatBitEncoding, XValEncoding
 from .text_baselines import B1999Encoding, FP15Encoding, P10Encoding, P1000Encoding, TextEncoding
 
 __all__ = [

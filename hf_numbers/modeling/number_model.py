@@ -3,7 +3,7 @@
 The ``Number*`` model classes (``modeling_number.py``, ``modeling_number_llama.py``,
 ``modeling_number_modernbert.py``) subclass transformers' own classes with this mixin, which
 holds everything they have in common: the number positions come from
-``isin(input_ids, config.num_token_ids)``, the number encoding (see ``encodings.py``) replaces
+``isin(input_ids, config.num_token_ids)``, the number encoding (see ``encoding_base.py``) replaces
 or transforms the word embeddings of those positions before position embeddings are added, and
 the loss is ``token cross-entropy + number_loss_weight * number loss`` over ``[NUM]`` label
 positions. Under ``torch.autocast`` (mixed precision) the number embedding, head, loss and
