@@ -110,14 +110,14 @@ def machine() -> str:
 def commit() -> str:
     """The checkout's commit (short hash, ``+changes`` when code differs from it), or ``unknown``.
 
-    Results and cards (``benchmarks/results/``, ``model_cards/``), which the suites themselves rewrite,
-    do not count as changes.
+    Only the code counts (``hf_numbers/``, ``benchmarks/`` without its results, ``pyproject.toml``):
+    results, cards and prose, which change while suites run, do not.
     """
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
         changed = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
-             ":(exclude)benchmarks/results", ":(exclude)model_cards"],
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", "hf_numbers", "benchmarks",
+             "pyproject.toml", ":(exclude)benchmarks/results"],
             cwd=ROOT, capture_output=True, text=True,
         )  # fmt: skip
     except OSError:
