@@ -19,6 +19,17 @@ FONE_SIZES = (400, 1600, 6400, 25600)
 # Here: the backbone's own BPE trained on the raw text (`text`) and P10 with every digit of a
 # 7-digit answer, so that exact match is possible for both.
 FONE_BASELINES = {"fone": [], "text": [], "p10": ["--scheme_digits", "7"]}
+# The headline rows, all with the task's defaults: row name -> (task options, short name, label in the report).
+FONE_TASKS = {
+    "fone-add6": ((), "add6", "6-digit addition"),
+    "fone-sub6": (("operation=subtract",), "sub6", "6-digit subtraction (answers of either sign)"),
+    "fone-sub6-nonneg": (
+        ("operation=subtract", "nonnegative=True"),
+        "sub6 (a >= b)",
+        "6-digit subtraction, larger operand first (answers >= 0)",
+    ),
+    "fone-add3.3": (("int_digits=3", "frac_digits=3"), "add3.3", "decimal addition (3+3 digits)"),
+}
 # One model size and budget for every cell of the data-efficiency table.
 FONE_EFFICIENCY_SIZE = ["--hidden_size", "128", "--num_layers", "4", "--num_heads", "4", "--max_steps", "3000"]
 
@@ -26,50 +37,11 @@ FONE_EFFICIENCY_SIZE = ["--hidden_size", "128", "--num_layers", "4", "--num_head
 def fone_rows() -> list[Row]:
     """The headline (the task's defaults, on data drawn with a seed not used while tuning), then the sweep."""
     held_out = ["--data_seed", "1"]
-    rows = [
-        Row("fone-add6", ("--task", "fone_arithmetic", "--number_encoding", "fone", *held_out), {"task": "add6"}),
-        Row(
-            "fone-sub6",
-            (
-                "--task",
-                "fone_arithmetic",
-                "--number_encoding",
-                "fone",
-                "--task_options",
-                "operation=subtract",
-                *held_out,
-            ),
-            {"task": "sub6"},
-        ),
-        Row(
-            "fone-sub6-nonneg",
-            (
-                "--task",
-                "fone_arithmetic",
-                "--number_encoding",
-                "fone",
-                "--task_options",
-                "operation=subtract",
-                "nonnegative=True",
-                *held_out,
-            ),
-            {"task": "sub6 (a >= b)"},
-        ),
-        Row(
-            "fone-add3.3",
-            (
-                "--task",
-                "fone_arithmetic",
-                "--number_encoding",
-                "fone",
-                "--task_options",
-                "int_digits=3",
-                "frac_digits=3",
-                *held_out,
-            ),
-            {"task": "add3.3"},
-        ),
-    ]
+    rows = []
+    for name, (options, task, _) in FONE_TASKS.items():
+        task_options = ("--task_options", *options) if options else ()
+        argv = ("--task", "fone_arithmetic", "--number_encoding", "fone", *task_options, *held_out)
+        rows.append(Row(name, argv, {"task": task}))
     for encoding, extra in FONE_BASELINES.items():
         for size in FONE_SIZES:
             argv = (
@@ -101,13 +73,7 @@ def fone_report(results: dict[str, dict[str, Any]], out: Path) -> list[str]:
         "| task | train examples | test exact match | test R² | wall time | paper |",
         "|---|---:|---:|---:|---:|---|",
     ]
-    labels = {
-        "fone-add6": "6-digit addition",
-        "fone-sub6": "6-digit subtraction (answers of either sign)",
-        "fone-sub6-nonneg": "6-digit subtraction, larger operand first (answers >= 0)",
-        "fone-add3.3": "decimal addition (3+3 digits)",
-    }
-    for name, label in labels.items():
+    for name, (_, _, label) in FONE_TASKS.items():
         result = results.get(name)
         if result is None or result.get("error"):
             continue
