@@ -31,7 +31,7 @@ from huggingface_hub.utils import validate_repo_id
 from tqdm.contrib.logging import logging_redirect_tqdm
 from transformers import HfArgumentParser, pipeline
 
-from .data import TASKS, load_task, parse_task_options, recorded_task, save_task
+from .data import TASKS, load_task, parse_task_options, save_task, task_name
 from .evaluation import compute_number_metrics, evaluate_splits, format_metrics_table
 from .modeling.hub_card import CARD_FILE
 from .strict_json import write_json
@@ -205,8 +205,8 @@ def _evaluate(argv: Sequence[str]) -> None:
     trained = json.loads(record.read_text()) if record.is_file() else {}
     if args.max_length is None:
         args.max_length = trained.get("max_length", 128)
-    trained_task = (recorded_task(trained["data_dir"]) if trained.get("data_dir") else None) or trained.get("task")
-    task = (recorded_task(args.data_dir) if args.data_dir else None) or args.task
+    trained_task = task_name(trained.get("task"), trained.get("data_dir"))
+    task = task_name(args.task, args.data_dir)
     if not trained_task:
         print(f"note: {record} is missing or names no task, so --task is not checked against the training task",
               file=sys.stderr)

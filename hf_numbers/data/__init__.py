@@ -10,7 +10,7 @@ Example:
 
 from .arithmetic import fone_arithmetic, multi_operand, multiplication
 from .collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM, number_token_masks, prompt_lengths
-from .loading import load_task, parse_task_options, recorded_task, save_task, tokenize_dataset
+from .loading import load_task, parse_task_options, recorded_task, save_task, task_name, tokenize_dataset
 from .lookup import lookup
 from .numeracy import numeracy_words
 from .orbits import orbits
@@ -41,6 +41,7 @@ __all__ = [
     "prompt_lengths",
     "recorded_task",
     "save_task",
+    "task_name",
     "task_scaler",
     "temperature",
     "tokenize_dataset",

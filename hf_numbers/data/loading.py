@@ -96,6 +96,16 @@ def recorded_task(data_dir: str | Path) -> str | None:
     return json.loads(record.read_text())["task"] if record.is_file() else None
 
 
+def task_name(task: str | None, data_dir: str | Path | None) -> str | None:
+    """A run's task: the one ``make-data`` recorded in ``data_dir`` (when given and recorded), else ``task``.
+
+    Example:
+        >>> task_name("lookup", None)
+        'lookup'
+    """
+    return (recorded_task(data_dir) if data_dir else None) or task
+
+
 def tokenize_dataset(
     dataset: DatasetDict,
     tokenizer: Any,

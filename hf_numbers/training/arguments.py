@@ -29,7 +29,7 @@ from accelerate.tracking import get_available_trackers
 from accelerate.utils import LoggerType
 from huggingface_hub.utils import validate_repo_id
 
-from ..data.loading import parse_task_options, recorded_task
+from ..data.loading import parse_task_options, task_name
 from ..data.tasks import TASKS
 from ..modeling import BACKBONES, NUMBER_ENCODINGS, BackboneSpec, add_option_fields, get_backbone
 
@@ -372,7 +372,7 @@ class NumberTrainingArguments:
     @property
     def task_name(self) -> str:
         """The task's name: the one ``make-data`` recorded next to ``data_dir``, else ``task``."""
-        return (recorded_task(self.data_dir) if self.data_dir else None) or self.task
+        return task_name(self.task, self.data_dir)
 
     def _fill_recommended(self) -> None:
         """Fill every ``None`` field from the task's recommendation, else from :data:`DEFAULTS`.

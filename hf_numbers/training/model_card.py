@@ -34,7 +34,7 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from transformers import AutoConfig, AutoTokenizer
 
 from ..data import TASKS
-from ..data.loading import load_task, parse_task_options, recorded_task
+from ..data.loading import load_task, parse_task_options, task_name
 from ..modeling import find_numbers, get_backbone, get_encoding
 from ..modeling.hub_card import CARD_FILE, CARD_TAG, read_model_card
 from ..modeling.number_scaling import NumberScaling, read_legacy_scaler
@@ -229,7 +229,7 @@ def build_model_card(
         >>> card.save("runs/demo/final/README.md")  # doctest: +SKIP
     """
     spec, encoding = get_backbone(arguments["backbone"]), arguments["number_encoding"]
-    task = (recorded_task(arguments["data_dir"]) if arguments.get("data_dir") else None) or arguments["task"]
+    task = task_name(arguments["task"], arguments.get("data_dir"))
     pretrained = arguments.get("pretrained")
     base_model = arguments.get("base_model") or (hub_id_of_folder(pretrained) if pretrained else None)
     license_id = arguments.get("license") or (_card_license(pretrained) if pretrained else None)
