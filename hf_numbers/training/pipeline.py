@@ -14,6 +14,7 @@ from typing import Any
 
 from accelerate.utils import set_seed
 from transformers import AutoModel, AutoTokenizer
+from transformers.tokenization_utils_base import TOKENIZER_CONFIG_FILE
 
 from ..data.checks import check_answers_tokenized
 from ..data.loading import tokenize_dataset
@@ -27,9 +28,7 @@ from .hub import create_hub_repo, push_folder
 from .loop import check_run, make_accelerator, train_model
 from .model_card import build_model_card, card_example
 from .reporting import metric_values
-from .run_folder import FINAL_DIR
-
-TOKENIZER_CONFIG = "tokenizer_config.json"
+from .run_folder import FINAL_DIR, staging_dir
 
 
 def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
@@ -75,7 +74,7 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
     }
     if accelerator.is_main_process:
         # written to final.tmp/final and renamed when complete: a killed run leaves no half final/
-        staging = final.with_name(f"{FINAL_DIR}.tmp") / FINAL_DIR
+        staging = staging_dir(final)
         if staging.parent.exists():
             shutil.rmtree(staging.parent)
         for part in (model, tokenizer):
@@ -113,7 +112,7 @@ def load_trained(path: str | Path) -> tuple[Any, Any]:
     """
     folder = Path(path)
     if not folder.is_dir():  # else transformers would look for a Hub repository of that name
-        staged = folder.with_name(f"{folder.name}.tmp") / folder.name
+        staged = staging_dir(folder)
         interrupted = (
             f"; {staged} is a {folder.name}/ whose writing was interrupted: resume the run (hf-numbers train ... "
             "--resume_from_checkpoint latest) to write it again"
@@ -122,10 +121,10 @@ def load_trained(path: str | Path) -> tuple[Any, Any]:
         )
         needed = "a local folder written by hf-numbers train is needed"
         raise ValueError(f"{folder} is not a folder ({needed}){interrupted}")
-    if not (folder / TOKENIZER_CONFIG).is_file():  # else: defaults, and no error
+    if not (folder / TOKENIZER_CONFIG_FILE).is_file():  # else: defaults, and no error
         raise ValueError(
-            f"{folder} lacks {TOKENIZER_CONFIG}: its tokenizer would load with defaults (no padding token, no length "
-            "limit, the default number token and scheme options); save the tokenizer there again "
+            f"{folder} lacks {TOKENIZER_CONFIG_FILE}: its tokenizer would load with defaults (no padding token, no "
+            "length limit, the default number token and scheme options); save the tokenizer there again "
             "(tokenizer.save_pretrained)"
         )
     model = AutoModel.from_pretrained(path)

@@ -29,6 +29,16 @@ FINAL_DIR = "final"
 """The folder of a run that holds the trained model, its tokenizer and model card."""
 
 
+def staging_dir(folder: Path) -> Path:
+    """Where ``folder`` is written before it is renamed into place: ``<name>.tmp/<name>`` beside it.
+
+    Example:
+        >>> staging_dir(Path("runs/a/final"))
+        PosixPath('runs/a/final.tmp/final')
+    """
+    return folder.with_name(f"{folder.name}.tmp") / folder.name
+
+
 def check_output_dir(
     output_dir: str | Path, checkpoint: Path | None, overwrite: bool, resume_latest: bool = False
 ) -> bool:
