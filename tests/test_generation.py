@@ -124,6 +124,10 @@ def test_generate_without_return_dict_gives_ids_and_rejects_what_it_cannot_track
         model.generate(input_ids=prompt["input_ids"], attention_mask=prompt["attention_mask"], max_new_tokens=3)
     with pytest.raises(ValueError, match="input_numbers has shape"):
         model.generate(**prompt | {"input_numbers": prompt["input_numbers"][:, 1:]}, max_new_tokens=3)
+    longer = torch.cat([prompt["input_numbers"], torch.ones(2, 2, dtype=torch.float64)], dim=1)  # 2 values too many
+    for return_dict in (False, True):
+        with pytest.raises(ValueError, match="input_numbers has shape"):
+            model.generate(**prompt | {"input_numbers": longer}, max_new_tokens=3, return_dict_in_generate=return_dict)
 
 
 @pytest.mark.parametrize("backbone", CAUSAL)

@@ -93,17 +93,21 @@ class NumberGenerationMixin:
         if input_ids is None:
             raise ValueError("generate() of a number model needs a prompt: pass input_ids (and input_numbers)")
         self._check_generation_mode(generation_config, kwargs)
-        if input_numbers is None and self.number_mask(input_ids).any():
+        is_num = self.number_mask(input_ids)
+        if input_numbers is None and is_num.any():
             raise ValueError("the prompt contains number tokens but input_numbers is None; pass their values")
         if input_numbers is None:
             input_numbers = torch.full(input_ids.shape, NEUTRAL_NUMBER, dtype=torch.float64, device=input_ids.device)
         input_numbers = to_float64(input_numbers, input_ids.device)
-        scaling, model_numbers = self.number_scaling, input_numbers
-        if input_numbers.shape == input_ids.shape:  # (forward reports another shape)
-            is_num = self.number_mask(input_ids)
-            check_neutral_elsewhere(input_ids, input_numbers, is_num, self.config.num_token_ids)
-            # the loop runs in the model's units, so a generated value is fed back exactly as predicted
-            model_numbers = torch.where(is_num, scaling.transform(input_numbers), input_numbers)
+        if input_numbers.shape != input_ids.shape:  # (the first step's slice would hide a longer input_numbers)
+            raise ValueError(
+                f"input_numbers has shape {tuple(input_numbers.shape)} but input_ids has shape "
+                f"{tuple(input_ids.shape)}; they must match (one value per token)"
+            )
+        check_neutral_elsewhere(input_ids, input_numbers, is_num, self.config.num_token_ids)
+        # the loop runs in the model's units, so a generated value is fed back exactly as predicted
+        scaling = self.number_scaling
+        model_numbers = torch.where(is_num, scaling.transform(input_numbers), input_numbers)
         trace = _NumberTrace()
         output = super().generate(
             inputs,
