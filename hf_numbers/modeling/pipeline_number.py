@@ -69,9 +69,6 @@ class _TextPipeline(Pipeline):
             raise ValueError(f"{self.task or type(self).__name__} takes text (a str or a list of str), got {text!r}")
         return dict(self.tokenizer(text, return_tensors="pt"))
 
-    def _number_ids(self) -> torch.Tensor:
-        return torch.tensor(self.tokenizer.num_token_ids, dtype=torch.long)
-
 
 class NumberGenerationPipeline(_TextPipeline):
     """``pipeline("number-generation")``: continue a text and return the numbers the model writes.
@@ -125,7 +122,7 @@ class NumberGenerationPipeline(_TextPipeline):
             numbers = [span.value for span in find_numbers(continuation)]
         else:
             values = outputs["numbers"][0].double()
-            numbers = values[length:][torch.isin(ids[length:], self._number_ids())].tolist()
+            numbers = values[length:][self.tokenizer.number_mask(ids[length:])].tolist()
             written = values.nan_to_num(posinf=_FLOAT64_MAX, neginf=-_FLOAT64_MAX)  # ±inf: past a log scaling
             full = self.tokenizer.decode(ids, input_numbers=written, skip_special_tokens=True)
             prompt = self.tokenizer.decode(ids[:length], input_numbers=written[:length], skip_special_tokens=True)
