@@ -151,7 +151,7 @@ class NumberGenerationMixin:
 
         The values of the tokens chosen since the last forward are set first (:meth:`_set_chosen_numbers`);
         the forward then skips the number head (``number_head=False``). A generated token that is not a
-        number token gets the neutral 1.0 (only a number token carries a value).
+        number token already holds the neutral 1.0 (:meth:`_set_chosen_numbers`), so the slice needs no mask.
         """
         if number_trace is not None:
             self._set_chosen_numbers(input_ids, number_trace)
@@ -161,10 +161,7 @@ class NumberGenerationMixin:
         model_inputs = super().prepare_inputs_for_generation(input_ids, **kwargs)
         if input_numbers is not None:
             ids = model_inputs["input_ids"]
-            numbers = input_numbers[:, -ids.shape[1] :].to(ids.device)
-            if numbers.shape == ids.shape:  # (forward reports another shape)
-                numbers = numbers.masked_fill(~self.number_mask(ids), NEUTRAL_NUMBER)
-            model_inputs["input_numbers"] = numbers
+            model_inputs["input_numbers"] = input_numbers[:, -ids.shape[1] :].to(ids.device)
         return model_inputs
 
     def _set_chosen_numbers(self, input_ids: torch.LongTensor, trace: _NumberTrace) -> None:
