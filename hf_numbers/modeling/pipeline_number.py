@@ -114,20 +114,21 @@ class NumberGenerationPipeline(_TextPipeline):
 
     def postprocess(self, outputs: dict[str, Any], return_full_text: bool = True) -> list[dict[str, Any]]:
         ids, length = outputs["sequences"][0], outputs["prompt_length"]
-        if outputs["numbers"] is None:  # a text baseline: the numbers are in the text
-            full = self.tokenizer.decode(ids, skip_special_tokens=True)
-            prompt = self.tokenizer.decode(ids[:length], skip_special_tokens=True)
-            new = self.tokenizer.decode(ids[length:], skip_special_tokens=True)
-            continuation = full[len(prompt) :] if full.startswith(prompt) else new
+        written = None  # a text baseline: the numbers are in the text
+        if outputs["numbers"] is not None:
+            values = outputs["numbers"][0].double()
+            written = values.nan_to_num(posinf=_FLOAT64_MAX, neginf=-_FLOAT64_MAX)  # ±inf: past a log scaling
+
+        def decode(part: slice) -> str:
+            numbers = None if written is None else written[part]
+            return self.tokenizer.decode(ids[part], input_numbers=numbers, skip_special_tokens=True)
+
+        full, prompt = decode(slice(None)), decode(slice(None, length))
+        continuation = full[len(prompt) :] if full.startswith(prompt) else decode(slice(length, None))
+        if written is None:
             numbers = [span.value for span in find_numbers(continuation)]
         else:
-            values = outputs["numbers"][0].double()
             numbers = values[length:][self.tokenizer.number_mask(ids[length:])].tolist()
-            written = values.nan_to_num(posinf=_FLOAT64_MAX, neginf=-_FLOAT64_MAX)  # ±inf: past a log scaling
-            full = self.tokenizer.decode(ids, input_numbers=written, skip_special_tokens=True)
-            prompt = self.tokenizer.decode(ids[:length], input_numbers=written[:length], skip_special_tokens=True)
-            new = self.tokenizer.decode(ids[length:], input_numbers=written[length:], skip_special_tokens=True)
-            continuation = full[len(prompt) :] if full.startswith(prompt) else new
         text = outputs["prompt_text"] + continuation if return_full_text else continuation
         return [{"generated_text": text, "numbers": numbers}]
 
