@@ -96,6 +96,16 @@ def weight_unit_word(value: float) -> str:
     return "pounds" if value >= 1000 else "tons"
 
 
+def job_change_word(change: float) -> str:
+    """``gain`` for a positive change in employment, ``loss`` otherwise (a change is never 0 in the data).
+
+    Example:
+        >>> job_change_word(-12.3)
+        'loss'
+    """
+    return "gain" if change > 0 else "loss"
+
+
 def comparison_word(first: float, second: float, larger: str, smaller: str) -> str:
     """``larger`` if ``first > second`` else ``smaller`` (ties never occur in the data).
 
@@ -111,7 +121,7 @@ RULES: dict[str, Callable[[Sequence[float]], str]] = {
     "weight_unit": lambda numbers: weight_unit_word(numbers[0]),
     "weight_comparison": lambda numbers: comparison_word(numbers[0], numbers[1], "heavier", "lighter"),
     "price_change": lambda numbers: comparison_word(numbers[1], numbers[0], "rose", "fell"),
-    "job_change": lambda numbers: "gain" if numbers[0] > 0 else "loss",
+    "job_change": lambda numbers: job_change_word(numbers[0]),
 }
 """Each template's target word as a function of the sentence's numbers (what the tests check)."""
 
@@ -221,7 +231,7 @@ def _job_change(changes: Sequence[int]) -> list[Candidate]:
     for tenths in changes:  # whole thousands without decimals
         literal = format_scaled_integer(tenths, 1) if tenths % 10 else str(tenths // 10)
         pieces = ("Employment in the sector changed by ", (literal,), " thousand jobs that month, a ")
-        out.append(Candidate(pieces, "gain" if tenths > 0 else "loss", "."))
+        out.append(Candidate(pieces, job_change_word(tenths), "."))
     return out
 
 
