@@ -140,6 +140,21 @@ def check_fractions(fractions: Any) -> tuple[float, float, float]:
     return values
 
 
+def shuffled_split(
+    count: int, fractions: tuple[float, float, float], rng: np.random.Generator
+) -> dict[str, np.ndarray]:
+    """Indices ``0 .. count-1`` in a random order, cut in proportion to ``fractions`` (train, validation, test).
+
+    Example:
+        >>> cuts = shuffled_split(10, (0.8, 0.1, 0.1), np.random.default_rng(0))
+        >>> [len(cuts[split]) for split in IN_DISTRIBUTION_SPLITS]
+        [8, 1, 1]
+    """
+    order = rng.permutation(count)
+    bounds = np.round(np.cumsum(fractions) * count).astype(int)
+    return dict(zip(IN_DISTRIBUTION_SPLITS, np.split(order, bounds[:-1])))
+
+
 def check_seed(seed: Any) -> int:
     """Validate a seed (an int >= 0).
 

@@ -53,13 +53,13 @@ from datasets import DatasetDict, Value
 from vega_datasets import local_data
 
 from ._common import (
-    IN_DISTRIBUTION_SPLITS,
     WORD_FEATURES,
     check_fractions,
     check_seed,
     check_sizes,
     format_scaled_integer,
     make_dataset_dict,
+    shuffled_split,
     split_rngs,
 )
 
@@ -249,10 +249,8 @@ def _split_values(
     values: list[Any], fractions: tuple[float, float, float], rng: np.random.Generator
 ) -> dict[str, list[Any]]:
     """A seeded shuffle of a source's values, cut in proportion to ``fractions`` (train, validation, test)."""
-    order = rng.permutation(len(values))
-    bounds = np.round(np.cumsum(fractions) * len(values)).astype(int)
-    cuts = np.split(order, bounds[:-1])
-    return {split: [values[i] for i in sorted(cut)] for split, cut in zip(IN_DISTRIBUTION_SPLITS, cuts)}
+    cuts = shuffled_split(len(values), fractions, rng)
+    return {split: [values[i] for i in sorted(cut)] for split, cut in cuts.items()}
 
 
 def _row(template: str, candidate: Candidate) -> dict[str, Any]:

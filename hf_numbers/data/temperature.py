@@ -39,6 +39,7 @@ from ._common import (
     check_seed,
     format_fixed,
     make_dataset_dict,
+    shuffled_split,
     split_rngs,
 )
 
@@ -126,12 +127,10 @@ def temperature(
 
 def _assign_blocks(num_blocks: int, fractions: tuple[float, float, float], seed: int) -> list[str]:
     """Split name of each block: a seeded shuffle, cut in proportion to ``fractions``."""
-    order = split_rngs(seed, "temperature", ["blocks"])["blocks"].permutation(num_blocks)
-    bounds = np.round(np.cumsum(fractions) * num_blocks).astype(int)
+    rng = split_rngs(seed, "temperature", ["blocks"])["blocks"]
     names = np.empty(num_blocks, dtype=object)
-    names[order[: bounds[0]]] = "train"
-    names[order[bounds[0] : bounds[1]]] = "validation"
-    names[order[bounds[1] :]] = "test"
+    for split, cut in shuffled_split(num_blocks, fractions, rng).items():
+        names[cut] = split
     return list(names)
 
 
