@@ -98,12 +98,16 @@ def _frozen_details(run_dir: Path) -> dict[str, Any]:
 
     The run's own data (``training_args.json``: sizes and data seed) gives each test sentence's template.
     """
-    from hf_numbers.data import make_task, parse_task_options
+    from hf_numbers.data import load_task, parse_task_options
 
     arguments = json.loads((run_dir / "training_args.json").read_text())
-    sizes = {"validation_size": arguments["eval_size"], "test_size": arguments["eval_size"]}
-    sizes |= parse_task_options(arguments.get("task_options"))
-    test = make_task("numeracy_words", train_size=arguments["train_size"], seed=arguments["data_seed"], **sizes)["test"]
+    test = load_task(
+        "numeracy_words",
+        train_size=arguments["train_size"],
+        eval_size=arguments["eval_size"],
+        seed=arguments["data_seed"],
+        options=parse_task_options(arguments.get("task_options")),
+    )["test"]
     templates = test["template"]
     tokens = json.loads((run_dir / "predictions.json").read_text())["test"]["masked_tokens"]
     hits: dict[str, list[bool]] = {}
