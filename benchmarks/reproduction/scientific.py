@@ -75,7 +75,7 @@ def scientific_rows() -> list[Row]:
             "500",
             *SCIENTIFIC_SIZE,
         )
-        rows.append(Row(f"lookup-{encoding}", argv, {"task": "lookup", "encoding": encoding}))
+        rows.append(Row(f"lookup-{encoding}", argv, {"task": "lookup", "encoding": encoding}, _lookup_details))
     for target in ORBIT_TARGETS:
         for encoding in SCIENTIFIC_ENCODINGS:
             argv = (
@@ -95,6 +95,32 @@ def scientific_rows() -> list[Row]:
         argv = ("--task", "temperature", "--number_encoding", encoding, "--max_length", "1024", *SCIENTIFIC_SIZE)
         rows.append(Row(f"temperature-{encoding}", argv, {"task": "temperature", "encoding": encoding}))
     return rows
+
+
+def _lookup_details(run_dir: Path) -> dict[str, Any]:
+    """Per split, the MSE between the predictions and the mean of the dictionary's values.
+
+    Near 0 while the MSE to the answer is large: the model averages the dictionary instead of
+    looking the queried key up. The run's own data (``training_args.json``) gives the dictionaries.
+    """
+    from hf_numbers.data import load_task, parse_task_options
+
+    arguments = json.loads((run_dir / "training_args.json").read_text())
+    data = load_task(
+        "lookup",
+        train_size=arguments["train_size"],
+        eval_size=arguments["eval_size"],
+        seed=arguments["data_seed"],
+        options=parse_task_options(arguments.get("task_options")),
+    )
+    predictions = json.loads((run_dir / "predictions.json").read_text())
+    details = {}
+    for split in ("test", "test_ood"):
+        predicted = np.array([np.nan if p is None else p for p in predictions[split]["predictions"]], dtype=float)
+        means = np.array([np.mean(values) for values in data[split]["values"]])
+        valid = ~np.isnan(predicted)
+        details[f"{split}_mse_to_dict_mean"] = float(np.mean((predicted[valid] - means[valid]) ** 2))
+    return details
 
 
 def _plot_ood(results: dict[str, dict[str, Any]], rows: list[str], split: str, path: Path, title: str) -> bool:
@@ -135,8 +161,9 @@ def scientific_report(results: dict[str, dict[str, Any]], out: Path) -> list[str
     ]
     lines += ["### Look-up (values in [-3, 3], (0.3, 0.5) held out)", ""]
     lines += [
-        "| encoding | MSE | MSE OoD | 3 s.f. acc. | 3 s.f. acc. OoD | invalid | invalid OoD | paper MSE / OoD |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
+        "| encoding | MSE | MSE OoD | 3 s.f. acc. | 3 s.f. acc. OoD | invalid | invalid OoD | MSE to dict. mean "
+        "| paper MSE / OoD |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for encoding in SCIENTIFIC_ENCODINGS:
         result = results.get(f"lookup-{encoding}")
@@ -147,10 +174,17 @@ def scientific_report(results: dict[str, dict[str, Any]], out: Path) -> list[str
             _split_cell(result, "test_ood", "accuracy_3sf", _pct),
             _result_cell(result, "invalid_rate", _pct),
             _split_cell(result, "test_ood", "invalid_rate", _pct),
+            "-" if result is None or "test_mse_to_dict_mean" not in result else _sci(result["test_mse_to_dict_mean"]),
         ]
         paper = PAPER_LOOKUP.get(encoding)
         paper_text = "-" if paper is None else f"{_sci(paper['mse'])} / {_sci(paper['mse_ood'])}"
         lines.append(f"| {encoding} | " + " | ".join(cells) + f" | {paper_text} |")
+    lines += [
+        "",
+        "MSE to dict. mean: the test predictions' MSE to the mean of the dictionary's values. Near 0 while "
+        "the MSE to the answer stays near the values' variance (3): the model averages every value in the "
+        "prompt instead of looking the queried key up.",
+    ]
     if _plot_ood(
         results,
         [f"lookup-{e}" for e in SCIENTIFIC_ENCODINGS],
