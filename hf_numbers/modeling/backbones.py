@@ -201,13 +201,8 @@ class BackboneSpec:
             ...                                       max_length=128, number_encoding="fone")  # doctest: +SKIP
         """
         token_ids = {name: getattr(tokenizer, attribute) for name, attribute in self.token_id_fields.items()}
-        return self.config_class(
-            **self.size_config(hidden_size, num_layers, num_heads, max_length),
-            **token_ids,
-            num_token_id=tokenizer.num_token_id,
-            num_token_ids=list(tokenizer.num_token_ids),
-            vocab_size=len(tokenizer),
-            **fields,
+        return self.config_class.from_tokenizer(
+            tokenizer, **self.size_config(hidden_size, num_layers, num_heads, max_length), **token_ids, **fields
         )
 
 
