@@ -99,6 +99,20 @@ def _result_cell(result: dict[str, Any] | None, metric: str, fmt: Callable[[floa
     return fmt(_test_metric(result, metric))
 
 
+def run_data(run_dir: Path, task: str) -> Any:
+    """The splits a finished row trained and was tested on, rebuilt from its ``training_args.json``."""
+    from hf_numbers.data import load_task, parse_task_options
+
+    arguments = json.loads((run_dir / "training_args.json").read_text())
+    return load_task(
+        task,
+        train_size=arguments["train_size"],
+        eval_size=arguments["eval_size"],
+        seed=arguments["data_seed"],
+        options=parse_task_options(arguments.get("task_options")),
+    )
+
+
 def machine() -> str:
     """A one-line description of where the suite ran."""
     import torch

@@ -14,7 +14,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .common import Row, _minutes, _pct, _ppl, _result_cell, _test_metric
+from .common import Row, _minutes, _pct, _ppl, _result_cell, _test_metric, run_data
 
 # The floating-point embedding paper's Table 1 (Jin et al.): a pretrained BERT frozen, only the masked-word
 # head and the number module trained, text tokens masked (numbers visible), masked-word perplexity and
@@ -98,17 +98,7 @@ def _frozen_details(run_dir: Path) -> dict[str, Any]:
 
     The run's own data (``training_args.json``: sizes and data seed) gives each test sentence's template.
     """
-    from hf_numbers.data import load_task, parse_task_options
-
-    arguments = json.loads((run_dir / "training_args.json").read_text())
-    test = load_task(
-        "numeracy_words",
-        train_size=arguments["train_size"],
-        eval_size=arguments["eval_size"],
-        seed=arguments["data_seed"],
-        options=parse_task_options(arguments.get("task_options")),
-    )["test"]
-    templates = test["template"]
+    templates = run_data(run_dir, "numeracy_words")["test"]["template"]
     tokens = json.loads((run_dir / "predictions.json").read_text())["test"]["masked_tokens"]
     hits: dict[str, list[bool]] = {}
     for text, rank, target in zip(tokens["text"], tokens["rank"], tokens["target"]):

@@ -13,7 +13,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .common import ROOT, Row, _minutes, _num, _pct, _result_cell, _sci, _split_cell
+from .common import ROOT, Row, _minutes, _num, _pct, _result_cell, _sci, _split_cell, run_data
 
 SCIENTIFIC_ENCODINGS = ("xval", "fone", "float", "exponent", "p10", "p1000", "fp15", "text")
 SCIENTIFIC_SIZE = [
@@ -103,16 +103,7 @@ def _lookup_details(run_dir: Path) -> dict[str, Any]:
     Near 0 while the MSE to the answer is large: the model averages the dictionary instead of
     looking the queried key up. The run's own data (``training_args.json``) gives the dictionaries.
     """
-    from hf_numbers.data import load_task, parse_task_options
-
-    arguments = json.loads((run_dir / "training_args.json").read_text())
-    data = load_task(
-        "lookup",
-        train_size=arguments["train_size"],
-        eval_size=arguments["eval_size"],
-        seed=arguments["data_seed"],
-        options=parse_task_options(arguments.get("task_options")),
-    )
+    data = run_data(run_dir, "lookup")
     predictions = json.loads((run_dir / "predictions.json").read_text())
     details = {}
     for split in ("test", "test_ood"):
