@@ -66,10 +66,10 @@ class TaskSpec:
 # them is noise that kept FoNE at 0% exact match on addition).
 _ANSWER_ONLY = {"completion_only": True}
 # FoNE's 6-digit addition (Zhou et al., Fig. 2: 6,400 examples suffice for >= 99%). Measured on a 2-core
-# CPU (README, "Results"): this recipe reaches >= 99% exact match on 1,000 held-out additions. One digit
-# place can sit at chance for a long plateau (the tens of addition, the hundreds of subtraction): at 3,000
-# steps a run on seed 1 ended there (10% exact), at 6,000 a run on seed 0 left it by step 2,000 (100% on
-# validation).
+# CPU (README, "Results"): >= 99% exact match on 1,000 held-out additions for data seeds 0 and 2, 8.5% for
+# seed 1. One digit place can sit at chance for a long plateau (the tens of addition, the hundreds of
+# subtraction): at 3,000 steps seed 1 ended there (10% exact); at 6,000 seeds 0 and 2 leave it by step
+# ~3,000 and generalise, while seed 1 memorises that place instead.
 _FONE_RECIPE = {
     **_ANSWER_ONLY,
     "train_size": 6400,
