@@ -97,6 +97,11 @@ def scientific_rows() -> list[Row]:
     return rows
 
 
+def _predicted_values(predictions: list[float | None]) -> np.ndarray:
+    """A split's recorded predictions as floats, NaN where the answer was invalid (recorded as None)."""
+    return np.array([np.nan if p is None else p for p in predictions], dtype=float)
+
+
 def _lookup_details(run_dir: Path) -> dict[str, Any]:
     """Per split, the MSE between the predictions and the mean of the dictionary's values.
 
@@ -107,7 +112,7 @@ def _lookup_details(run_dir: Path) -> dict[str, Any]:
     predictions = json.loads((run_dir / "predictions.json").read_text())
     details = {}
     for split in ("test", "test_ood"):
-        predicted = np.array([np.nan if p is None else p for p in predictions[split]["predictions"]], dtype=float)
+        predicted = _predicted_values(predictions[split]["predictions"])
         means = np.array([np.mean(values) for values in data[split]["values"]])
         valid = ~np.isnan(predicted)
         details[f"{split}_mse_to_dict_mean"] = float(np.mean((predicted[valid] - means[valid]) ** 2))
@@ -126,7 +131,7 @@ def _plot_ood(results: dict[str, dict[str, Any]], rows: list[str], split: str, p
     figure, axes = plt.subplots(1, len(found), figsize=(2.6 * len(found), 2.8), sharex=True, sharey=True)
     for axis, (name, data) in zip(np.atleast_1d(axes), found):
         refs = np.array(data["references"], dtype=float)
-        preds = np.array([np.nan if p is None else p for p in data["predictions"]], dtype=float)
+        preds = _predicted_values(data["predictions"])
         axis.scatter(refs, preds, s=6, alpha=0.6)
         low, high = np.nanmin(refs), np.nanmax(refs)
         axis.plot([low, high], [low, high], color="grey", linewidth=0.8)
