@@ -210,12 +210,16 @@ class NumberEncoding(nn.Module, abc.ABC):
         limit = torch.finfo(inputs_embeds.dtype).max
         return inputs_embeds.index_put((is_num,), new.clamp(-limit, limit).to(inputs_embeds.dtype))
 
-    def loss(self, head_output: torch.Tensor, number_labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def loss(
+        self, head_output: torch.Tensor, number_labels: torch.Tensor, mask: torch.Tensor, name: str = "number_labels"
+    ) -> torch.Tensor:
         """Mean number loss over the ``mask`` positions; 0 (still part of the graph) when ``mask`` is empty.
+
+        The values at ``mask`` are checked first (:meth:`check_numbers`; ``name`` names them in the error).
 
         Example:
             >>> loss = enc.loss(enc.head(hidden), labels, labels_are_numbers)  # doctest: +SKIP
         """
-        self.check_numbers(number_labels, mask, name="number_labels")
+        self.check_numbers(number_labels, mask, name=name)
         per_item = self._item_losses(head_output[mask], number_labels[mask].double())
         return (per_item.sum() / mask.sum().clamp(min=1)).to(head_output.dtype)

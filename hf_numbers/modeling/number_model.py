@@ -294,14 +294,15 @@ class NumberModelMixin(NumberScalingMixin, NumberModelCardMixin):
             head_output, number_predictions = self._number_head(hidden_states)
             if not scaled_numbers:
                 number_predictions = self.number_scaling.inverse(number_predictions)
+            labels_name = "number_labels"
             if number_labels is not None and not scaled_numbers and not self.number_scaling.is_identity:
                 number_labels = self.number_scaling.transform(to_float64(number_labels, input_ids.device))
-                if labels is not None and number_labels.shape == labels.shape:  # (_losses reports another shape)
-                    name = "number_labels (after the config's number scaling)"  # the range is in the model's units
-                    self.number_encoding.check_numbers(number_labels, self.number_mask(labels), name=name)
+                labels_name = "number_labels (after the config's number scaling)"  # the range is in model units
             if labels is not None:
                 with autocast_disabled(hidden_states.device):  # the number path is never bf16/fp16
-                    token_loss, number_loss = self._losses(logits, head_output, labels, number_labels, numbers)
+                    token_loss, number_loss = self._losses(
+                        logits, head_output, labels, number_labels, numbers, labels_name
+                    )
                 loss = token_loss + self.config.number_loss_weight * number_loss
         causal = {"past_key_values": outputs.past_key_values} if self.causal else {}
         if not number_head:
@@ -331,8 +332,12 @@ class NumberModelMixin(NumberScalingMixin, NumberModelCardMixin):
         labels: torch.Tensor,
         number_labels: torch.Tensor | None,
         numbers: torch.Tensor,
+        labels_name: str = "number_labels",
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Token cross-entropy and number loss (both means; 0 when nothing is labelled)."""
+        """Token cross-entropy and number loss (both means; 0 when nothing is labelled).
+
+        The encoding checks the labelled values (``labels_name`` names them in its error).
+        """
         if number_labels is None and self.causal:
             number_labels = numbers
         if number_labels is not None:
@@ -351,7 +356,7 @@ class NumberModelMixin(NumberScalingMixin, NumberModelCardMixin):
             if labelled_numbers.any():
                 raise ValueError("labels contain number tokens but number_labels is None; pass their target values")
             number_labels = torch.full(labels.shape, NEUTRAL_NUMBER, dtype=torch.float64, device=labels.device)
-        number_loss = self.number_encoding.loss(head_output, number_labels, labelled_numbers)
+        number_loss = self.number_encoding.loss(head_output, number_labels, labelled_numbers, name=labels_name)
         return token_loss, number_loss
 
     def _token_loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
