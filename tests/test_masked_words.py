@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from datasets import DatasetDict
 from model_helpers import MASKED, one_thread, tiny_args
 from safetensors.torch import load_file
 from transformers import BertTokenizer
@@ -16,6 +17,7 @@ from transformers import BertTokenizer
 from hf_numbers import BACKBONES
 from hf_numbers.data import make_task, number_token_masks, train_number_tokenizer
 from hf_numbers.data.collators import DataCollatorForNumberMLM, overlapping_tokens
+from hf_numbers.data.loading import tokenize_dataset
 from hf_numbers.data.numeracy import RULES, TARGET_WORDS, TEMPLATES
 from hf_numbers.evaluation import (
     compute_masked_word_metrics,
@@ -87,6 +89,20 @@ def test_numbers_written_as_text_are_marked_and_never_masked(digits_as_text, wor
     assert torch.equal(batch["labels"] != -100, ~in_number & ~special)
     with pytest.raises(ValueError, match="needs a number_token_mask in every example"):
         DataCollatorForNumberMLM(tok, text_only=True)([tok(text) for text in texts])
+
+
+def test_tokenized_datasets_carry_the_same_number_token_masks(digits_as_text, words) -> None:
+    """tokenize_dataset's one-pass column equals number_token_masks, cut and ended like the input ids."""
+    data = DatasetDict({"test": words["test"].select(range(12))})
+    texts = data["test"]["text"]
+    causal = train_number_tokenizer(words["train"]["text"], "gpt2", vocab_size=300)  # with [NUM] and an eos
+    for tok, eos, cut in ((digits_as_text, False, 128), (digits_as_text, False, 12), (causal, True, 128)):
+        column = tokenize_dataset(data, tok, cut, end_with_eos=eos, number_token_mask=True)["test"]
+        text_cut = cut - 1 if eos else cut
+        expected = number_token_masks(tok, texts, truncation=True, max_length=text_cut)
+        assert [list(row) for row in column["number_token_mask"]] == [row + [0] * eos for row in expected]
+        assert [len(row) for row in column["number_token_mask"]] == [len(row) for row in column["input_ids"]]
+        assert any(any(row) for row in expected)
 
 
 def test_masking_options_exclude_each_other(tokenizers) -> None:

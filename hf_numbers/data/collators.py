@@ -105,9 +105,23 @@ def number_token_masks(tokenizer: Any, texts: Sequence[str], **kwargs: Any) -> l
         [[0, 0, 0, 1, 0, 0]]
     """
     encoding = tokenizer(list(texts), return_offsets_mapping=True, **kwargs)
+    return number_token_masks_of(tokenizer, texts, encoding["input_ids"], encoding["offset_mapping"])
+
+
+def number_token_masks_of(
+    tokenizer: Any, texts: Sequence[str], input_ids: Sequence[Sequence[int]], offsets: Sequence[Sequence[Any]]
+) -> list[list[int]]:
+    """:func:`number_token_masks` of texts already tokenized (their ``input_ids`` and ``offset_mapping``).
+
+    Example:
+        >>> texts = ["it weighs 3504 pounds"]
+        >>> enc = tok(texts, return_offsets_mapping=True)  # doctest: +SKIP
+        >>> number_token_masks_of(tok, texts, enc["input_ids"], enc["offset_mapping"])  # doctest: +SKIP
+        [[0, 0, 0, 1, 0, 0]]
+    """
     masks = []
-    for text, ids, offsets in zip(texts, encoding["input_ids"], encoding["offset_mapping"]):
-        covers = overlapping_tokens(offsets, find_numbers(text))
+    for text, ids, token_offsets in zip(texts, input_ids, offsets, strict=True):
+        covers = overlapping_tokens(token_offsets, find_numbers(text))
         masks.append([int(c or n) for c, n in zip(covers, tokenizer.number_mask(ids).tolist())])
     return masks
 

@@ -20,7 +20,7 @@ from datasets import DatasetDict
 
 from ..modeling import NEUTRAL_NUMBER
 from .checks import load_saved_task
-from .collators import number_token_masks, prompt_lengths
+from .collators import number_token_masks_of, prompt_lengths
 from .tasks import TASK_FILE, TASKS, make_task
 
 
@@ -121,9 +121,9 @@ def tokenize_dataset(
     tokenizer's end-of-text token (texts are truncated to ``max_length - 1`` tokens so that it fits):
     a model then learns where an answer stops, and generation stops there instead of writing on
     (an answer of several tokens, as the text encodings write, would otherwise run into more digits).
-    ``number_token_mask=True`` adds the column of that name
-    (1 for each token of a number, see :func:`~hf_numbers.data.number_token_masks`), which the
-    masked-LM collator's ``text_only`` option reads.
+    ``number_token_mask=True`` adds the column of that name (1 for each token of a number, see
+    :func:`~hf_numbers.data.number_token_masks`; from the same tokenization), which the masked-LM
+    collator's ``text_only`` option reads.
 
     Example:
         >>> tokenized = tokenize_dataset(dd, tokenizer, max_length=128)  # doctest: +SKIP
@@ -134,7 +134,9 @@ def tokenize_dataset(
     text_length = max_length - 1 if eos is not None else max_length
 
     def encode(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        enc = tokenizer(batch["text"], truncation=True, max_length=text_length)
+        enc = tokenizer(
+            batch["text"], truncation=True, max_length=text_length, return_offsets_mapping=number_token_mask
+        )
         out = {key: enc[key] for key in ("input_ids", "attention_mask", "input_numbers")}
         if eos is not None:
             for key, value in (("input_ids", eos), ("attention_mask", 1), ("input_numbers", NEUTRAL_NUMBER)):
@@ -144,7 +146,7 @@ def tokenize_dataset(
                 tokenizer, batch["text"], batch["prompt"], truncation=True, max_length=text_length
             )
         if number_token_mask:
-            masks = number_token_masks(tokenizer, batch["text"], truncation=True, max_length=text_length)
+            masks = number_token_masks_of(tokenizer, batch["text"], enc["input_ids"], enc["offset_mapping"])
             out["number_token_mask"] = [[*row, 0] for row in masks] if eos is not None else masks
         return out
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..data.collators import number_token_masks, overlapping_tokens
+from ..data.collators import number_token_masks_of, overlapping_tokens
 from ..modeling import NEUTRAL_NUMBER
 from .word_metrics import DEFAULT_TOP_K, masked_token_statistics, summarize_masked_tokens
 
@@ -50,11 +50,10 @@ def _queries(
     offsets: list[list[tuple[int, int]]],
     target_spans: Sequence[tuple[int, int]] | None,
     targets_only: bool,
-    **kwargs: Any,
 ) -> list[tuple[int, int, bool]]:
     """(text index, token position, is a target token) of every token to mask."""
     specials = set(tokenizer.all_special_ids) - set(tokenizer.num_token_ids)
-    in_number = number_token_masks(tokenizer, texts, **kwargs)
+    in_number = number_token_masks_of(tokenizer, texts, ids, offsets)
     queries = []
     for index, (row, flags) in enumerate(zip(ids, in_number)):
         target = overlapping_tokens(offsets[index], [target_spans[index]]) if target_spans else [False] * len(row)
@@ -94,7 +93,7 @@ def score_masked_words(
     cut = {"truncation": max_length is not None, "max_length": max_length}
     enc = tokenizer(texts, return_offsets_mapping=True, **cut)
     ids, numbers = enc["input_ids"], enc["input_numbers"]
-    queries = _queries(tokenizer, texts, ids, enc["offset_mapping"], target_spans, targets_only, **cut)
+    queries = _queries(tokenizer, texts, ids, enc["offset_mapping"], target_spans, targets_only)
     queries.sort(key=lambda query: len(ids[query[0]]))  # similar lengths together: little padding
     was_training = model.training
     model.eval()
