@@ -306,7 +306,8 @@ def test_bad_training_arguments() -> None:
 
 def test_task_recommendations_fill_unset_arguments(tmp_path: Path) -> None:
     fone = NumberTrainingArguments(task="fone_arithmetic")
-    assert (fone.hidden_size, fone.num_layers, fone.train_size, fone.completion_only) == (256, 4, 6400, True)
+    assert (fone.backbone, fone.hidden_size, fone.num_layers, fone.train_size) == ("llama", 256, 4, 6400)
+    assert fone.completion_only
     assert NumberTrainingArguments(task="fone_arithmetic", hidden_size=64, completion_only=False).hidden_size == 64
     assert NumberTrainingArguments(task="temperature").completion_only is False  # a series: every value is trained
     assert not BACKBONES[NumberTrainingArguments(task="orbits").backbone].causal  # targets inside the text: masked LM

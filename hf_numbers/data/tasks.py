@@ -65,13 +65,15 @@ class TaskSpec:
 # Prompt/answer tasks train on the answer only (the prompt's operands are random: learning to predict
 # them is noise that kept FoNE at 0% exact match on addition).
 _ANSWER_ONLY = {"completion_only": True}
-# FoNE's 6-digit addition (Zhou et al., Fig. 2: 6,400 examples suffice for >= 99%). Measured on a 2-core
-# CPU (README, "Results"): >= 99% exact match on 1,000 held-out additions for data seeds 0 and 2, 8.5% for
-# seed 1. One digit place can sit at chance for a long plateau (the tens of addition, the hundreds of
-# subtraction): at 3,000 steps seed 1 ended there (10% exact); at 6,000 seeds 0 and 2 leave it by step
-# ~3,000 and generalise, while seed 1 memorises that place instead.
+# FoNE's 6-digit addition (Zhou et al., Fig. 2: 6,400 examples suffice for >= 99%), on the Llama backbone
+# as in the paper. Measured on a 2-core CPU (README, "Results"): GPT-2 of the same size (3.26M parameters,
+# Llama 3.29M) and budget left one digit place (the tens) at chance on data seeds 1 and 3 and then memorised
+# it (8-9% exact match); Llama learned every place on seeds 0 and 3 (>= 99.9%). A likely reason, not
+# isolated from Llama's other differences (RoPE, RMSNorm): angle addition, the core of FoNE arithmetic,
+# multiplies the operands' features, which a gated (SwiGLU) MLP forms directly.
 _FONE_RECIPE = {
     **_ANSWER_ONLY,
+    "backbone": "llama",
     "train_size": 6400,
     "eval_size": 1000,
     "hidden_size": 256,
