@@ -65,15 +65,26 @@ def prompt_lengths(tokenizer: Any, texts: Sequence[str], prompts: Sequence[str],
         >>> prompt_lengths(tok, ["12 + 3 = 15"], ["12 + 3 = "])  # doctest: +SKIP
         [4]
     """
+    texts = list(texts)
+    return prompt_lengths_of(texts, prompts, tokenizer(texts, return_offsets_mapping=True, **kwargs)["offset_mapping"])
+
+
+def prompt_lengths_of(texts: Sequence[str], prompts: Sequence[str], offsets: Sequence[Sequence[Any]]) -> list[int]:
+    """:func:`prompt_lengths` of texts already tokenized (their ``offset_mapping``).
+
+    Example:
+        >>> enc = tok(["12 + 3 = 15"], return_offsets_mapping=True)  # doctest: +SKIP
+        >>> prompt_lengths_of(["12 + 3 = 15"], ["12 + 3 = "], enc["offset_mapping"])  # doctest: +SKIP
+        [4]
+    """
     texts, prompts = list(texts), list(prompts)
     if len(texts) != len(prompts):
         raise ValueError(f"{len(texts)} texts but {len(prompts)} prompts")
     for index, (text, prompt) in enumerate(zip(texts, prompts)):
         if not text.startswith(prompt):
             raise ValueError(f"example {index}: the prompt {prompt[:40]!r} is not a prefix of the text {text[:40]!r}")
-    offsets = tokenizer(texts, return_offsets_mapping=True, **kwargs)["offset_mapping"]
     lengths = []
-    for row, prompt in zip(offsets, prompts):
+    for row, prompt in zip(offsets, prompts, strict=True):
         ends = [end for _, end in row]
         lengths.append(next((i for i, end in enumerate(ends) if end > len(prompt)), len(ends)))
     return lengths

@@ -20,7 +20,7 @@ from datasets import DatasetDict
 
 from ..modeling import NEUTRAL_NUMBER
 from .checks import load_saved_task
-from .collators import number_token_masks_of, prompt_lengths
+from .collators import number_token_masks_of, prompt_lengths_of
 from .tasks import TASK_FILE, TASKS, make_task
 
 
@@ -134,17 +134,14 @@ def tokenize_dataset(
     text_length = max_length - 1 if eos is not None else max_length
 
     def encode(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        enc = tokenizer(
-            batch["text"], truncation=True, max_length=text_length, return_offsets_mapping=number_token_mask
-        )
+        offsets = number_token_mask or "prompt" in batch  # one tokenization serves the masks and prompt lengths
+        enc = tokenizer(batch["text"], truncation=True, max_length=text_length, return_offsets_mapping=offsets)
         out = {key: enc[key] for key in ("input_ids", "attention_mask", "input_numbers")}
         if eos is not None:
             for key, value in (("input_ids", eos), ("attention_mask", 1), ("input_numbers", NEUTRAL_NUMBER)):
                 out[key] = [[*row, value] for row in out[key]]
         if "prompt" in batch:
-            out["prompt_length"] = prompt_lengths(
-                tokenizer, batch["text"], batch["prompt"], truncation=True, max_length=text_length
-            )
+            out["prompt_length"] = prompt_lengths_of(batch["text"], batch["prompt"], enc["offset_mapping"])
         if number_token_mask:
             masks = number_token_masks_of(tokenizer, batch["text"], enc["input_ids"], enc["offset_mapping"])
             out["number_token_mask"] = [[*row, 0] for row in masks] if eos is not None else masks

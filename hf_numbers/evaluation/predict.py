@@ -34,7 +34,7 @@ from typing import Any
 
 import torch
 
-from ..data.collators import prompt_lengths
+from ..data.collators import prompt_lengths_of
 from ..modeling import NEUTRAL_NUMBER, find_numbers, get_encoding
 
 TEXT_ANSWER_TOKENS = 24
@@ -162,9 +162,10 @@ def _generate_answers(
     """Greedy continuations of the prompts (each text's tokens before its answer's first token), and whether
     every logit each row's tokens were chosen from was finite."""
     truncation = {"truncation": max_length is not None, "max_length": max_length}
-    lengths = prompt_lengths(tokenizer, texts, [text[:start] for text, (start, _) in zip(texts, spans)], **truncation)
+    enc = tokenizer(texts, return_offsets_mapping=True, **truncation)
+    lengths = prompt_lengths_of(texts, [text[:start] for text, (start, _) in zip(texts, spans)], enc["offset_mapping"])
     prompts = []
-    for row, (ids, length) in enumerate(zip(tokenizer(texts, **truncation)["input_ids"], lengths)):
+    for row, (ids, length) in enumerate(zip(enc["input_ids"], lengths)):
         if length == len(ids):
             raise ValueError(
                 f"example {row}: its answer is not in the tokenized text; was it truncated? Raise max_length."
