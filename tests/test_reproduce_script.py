@@ -51,3 +51,26 @@ def test_unknown_row_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> Non
         reproduce.main(["fone", "--only", "no-such-row"])
     assert exit_info.value.code == 2
     assert "unknown rows ['no-such-row']" in capsys.readouterr().err
+
+
+def test_arithmetic_report_draws_the_xval_steps_curve(tmp_path: Path) -> None:
+    from reproduction.arithmetic import arithmetic_report
+
+    def record(r2: float, curve: list[tuple[int, float]]) -> dict:
+        points = [{"step": step, "r2": value, "r2_log": value, "within_1pct": 0.5} for step, value in curve]
+        return {"metrics": {"test": {"r2": r2, "r2_log": r2}}, "wall_s": 600.0, "validation_curve": points}
+
+    results = {
+        "ops3-xval": {"metrics": {"test": {"r2": 0.98}}, "wall_s": 250.0},
+        "ops3-xval-steps": record(0.995, [(1000, 0.9), (2000, 0.99)]),
+        "ops4-xval-steps": {"error": "ValueError: something", "wall_s": 3.0},  # a failed row is left out
+    }
+    lines = arithmetic_report(results, tmp_path)
+    start = lines.index("## xVal on 3 and 4 operands: R² against training steps")
+    table = [line for line in lines[start:] if line.startswith("| 1,000") or line.startswith("| 2,000")]
+    assert table == ["| 1,000 | 0.9000 | 0.9000 | 50.0% |", "| 2,000 | 0.9900 | 0.9900 | 50.0% |"]
+    assert any("ops3 R² 0.9950 (paper 0.99994)" in line for line in lines[start:])
+    assert not any("ops4" in line for line in lines[start:])
+    assert (tmp_path / "reproduction_arithmetic_xval_steps.png").stat().st_size > 0
+    without = arithmetic_report({"ops3-xval": results["ops3-xval"]}, tmp_path)
+    assert not any("against training steps" in line for line in without)
