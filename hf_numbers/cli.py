@@ -68,6 +68,19 @@ def _task_option_names(task: str) -> list[str]:
     return [name for name in names if not name.endswith("_size") and name != "seed"]
 
 
+def _add_task_options(parser: argparse.ArgumentParser, default: str = "") -> None:
+    parser.add_argument(
+        "--task_options",
+        nargs="*",
+        default=None,
+        metavar="NAME=VALUE",
+        help="Options of the task's generator, e.g. operation=subtract int_digits=3 frac_digits=2 "
+        "(fone_arithmetic), digits=4 (multiplication), operands='(2, 3)' (multi_operand). "
+        + "; ".join(f"{name}: {', '.join(_task_option_names(name))}" for name in sorted(TASKS))
+        + default,
+    )
+
+
 def _make_data(argv: Sequence[str]) -> None:
     parser = argparse.ArgumentParser(
         prog="hf-numbers make-data",
@@ -78,15 +91,7 @@ def _make_data(argv: Sequence[str]) -> None:
     parser.add_argument("--train_size", type=int, default=4000, help="Training examples.")
     parser.add_argument("--eval_size", type=int, default=200, help="Examples of every other split.")
     parser.add_argument("--seed", type=int, default=0, help="Generator seed (same seed, same data).")
-    parser.add_argument(
-        "--task_options",
-        nargs="*",
-        default=None,
-        metavar="NAME=VALUE",
-        help="Options of the task's generator, e.g. operation=subtract int_digits=3 frac_digits=2 "
-        "(fone_arithmetic), digits=4 (multiplication), operands='(2, 3)' (multi_operand). "
-        + "; ".join(f"{name}: {', '.join(_task_option_names(name))}" for name in sorted(TASKS)),
-    )
+    _add_task_options(parser)
     args = parser.parse_args(argv)
     dataset = load_task(
         args.task,
@@ -178,6 +183,7 @@ def _evaluate(argv: Sequence[str]) -> None:
     parser.add_argument("--data_dir", default=None, help="A dataset saved by `hf-numbers make-data`.")
     parser.add_argument("--eval_size", type=int, default=200, help="Examples per split when generating the task.")
     parser.add_argument("--seed", type=int, default=0, help="Generator seed when generating the task.")
+    _add_task_options(parser, ". Default: the training run's own when --task is the task it trained on.")
     parser.add_argument(
         "--max_length",
         type=int,
@@ -216,12 +222,27 @@ def _evaluate(argv: Sequence[str]) -> None:
             "scaling and the answers it learned are that task's, so the metrics would mislead; pass --force to "
             "evaluate anyway"
         )
+    if args.task_options is not None and args.data_dir:
+        parser.error("--task_options shape a generated task (--task); a --data_dir is already made")
+    options = args.task_options
+    if options is None and args.task and task == trained_task and trained.get("task_options"):
+        options = trained["task_options"]  # e.g. digits=4: the default generator would ask 3-digit products
+        print(f"note: the training run's task options: {' '.join(options)}", file=sys.stderr)
+    try:
+        options = parse_task_options(options)
+    except ValueError as error:
+        parser.error(str(error))
     masked_words = bool(trained.get("text_only")) if args.masked_words is None else args.masked_words == "true"
     try:
         model, tokenizer = load_trained(args.checkpoint)
     except ValueError as error:  # a missing folder, or parts that do not belong together
         parser.error(str(error))
-    dataset = load_task(args.task, data_dir=args.data_dir, train_size=1, eval_size=args.eval_size, seed=args.seed)
+    try:
+        dataset = load_task(
+            args.task, data_dir=args.data_dir, train_size=1, eval_size=args.eval_size, seed=args.seed, options=options
+        )
+    except ValueError as error:  # an option the task does not have, or a value out of its range
+        parser.error(str(error))
     output_dir = args.output_dir or args.checkpoint
     summary = evaluate_splits(model, tokenizer, dataset, args.max_length, output_dir, masked_words)
     print(format_metrics_table(summary["metrics"]))

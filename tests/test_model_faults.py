@@ -270,6 +270,28 @@ def test_evaluate_refuses_another_task_unless_forced(tokenizer, tmp_path: Path, 
     assert "training_args.json is missing or names no task, so --task is not checked" in capsys.readouterr().err
 
 
+def test_evaluate_generates_the_task_with_the_training_runs_options(tokenizer, tmp_path: Path, capsys) -> None:
+    final = save_run(tmp_path / "run", tokenizer, "xval")
+    trained = {"task": "multiplication", "task_options": ["digits=4"], "data_dir": None, "max_length": 64}
+    (tmp_path / "run" / "training_args.json").write_text(json.dumps(trained))
+    common = ["evaluate", "--checkpoint", str(final), "--task", "multiplication", "--eval_size", "8"]
+
+    def answers(*extra: str) -> list[float]:
+        cli_main([*common, "--output_dir", str(tmp_path / "eval"), *extra])
+        return json.loads((tmp_path / "eval" / "predictions.json").read_text())["test"]["references"]
+
+    assert min(answers()) >= 1000 * 1000  # 4-digit factors, as trained (the generator's default is 3)
+    assert "note: the training run's task options: digits=4" in capsys.readouterr().err
+    assert max(answers("--task_options", "digits=2")) < 100 * 100  # given options win
+    for bad, message in ((["digitz=4"], "has no option digitz"), (["digits=-4"], "digits must be >= 1")):
+        with pytest.raises(SystemExit) as exit_info:
+            cli_main([*common, "--task_options", *bad])
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli_main(["evaluate", "--checkpoint", str(final), "--data_dir", str(tmp_path), "--task_options", "digits=2"])
+    assert "a --data_dir is already made" in capsys.readouterr().err
+
+
 # ---- 7. precision and lengths
 
 
