@@ -190,7 +190,7 @@ def scientific_report(results: dict[str, dict[str, Any]], out: Path) -> list[str
         "Look-up, held-out values (0.3, 0.5)",
     ):
         lines += ["", "![look-up OoD](reproduction_lookup_ood.png)"]
-    lines += ["", "### Planets (2 planets, 8 positions, 2 decimals; step size and a1 held out)", ""]
+    lines += ["", "### Planets (2 planets, 4 positions, 2 decimals; step size and a1 held out)", ""]
     lines += [
         "| encoding | a1 MSE | a1 MSE OoD | step MSE | step MSE OoD | invalid (a1 / step) | paper a1 / OoD | "
         "paper step / OoD |",
@@ -215,6 +215,22 @@ def scientific_report(results: dict[str, dict[str, Any]], out: Path) -> list[str
             ]
         )
         lines.append(f"| {encoding} | " + " | ".join(cells + paper_cells) + " |")
+    baseline = {
+        target: _orbits_mean_baseline(target)
+        for target in ORBIT_TARGETS
+        if any(f"orbits-{target}-{e}" in results for e in SCIENTIFIC_ENCODINGS)
+    }
+    cells = [
+        _sci(baseline[target][split]) if target in baseline else "-"
+        for target, ood in ORBIT_TARGETS.items()
+        for split in ("test", ood)
+    ]
+    lines.append("| training mean (no model) | " + " | ".join(cells) + " | - | - | - |")
+    lines += [
+        "",
+        "Training mean: the MSE of answering every system with the mean of the training answers, the level "
+        "of a model that has learned nothing about the system it reads.",
+    ]
     for target, split in ORBIT_TARGETS.items():
         if _plot_ood(
             results,
@@ -240,6 +256,16 @@ def scientific_report(results: dict[str, dict[str, Any]], out: Path) -> list[str
     persistence = _persistence_baseline()
     lines += ["", f"Persistence (repeat the last hour): test MSE {persistence['mse']:.4f}, R² {persistence['r2']:.4f}."]
     return lines
+
+
+def _orbits_mean_baseline(target: str) -> dict[str, float]:
+    """Per test split of the suite's planets, the MSE of predicting the mean of the training answers."""
+    from hf_numbers.data import load_task, parse_task_options
+
+    seed = int(SCIENTIFIC_SIZE[SCIENTIFIC_SIZE.index("--data_seed") + 1])
+    data = load_task("orbits", seed=seed, options=parse_task_options([f"target={target}", *ORBITS_OPTIONS]))
+    mean = float(np.mean(data["train"]["answer"]))
+    return {split: float(np.mean((np.array(data[split]["answer"]) - mean) ** 2)) for split in data if split != "train"}
 
 
 def _persistence_baseline() -> dict[str, float]:
