@@ -11,6 +11,7 @@ import inspect
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from hf_numbers.cli import parse_train_args
@@ -74,3 +75,29 @@ def test_arithmetic_report_draws_the_xval_steps_curve(tmp_path: Path) -> None:
     assert (tmp_path / "reproduction_arithmetic_xval_steps.png").stat().st_size > 0
     without = arithmetic_report({"ops3-xval": results["ops3-xval"]}, tmp_path)
     assert not any("against training steps" in line for line in without)
+
+
+def test_scientific_report_puts_the_training_mean_beside_the_planets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reproduction import scientific
+
+    small = [option for option in scientific.ORBITS_OPTIONS if not option.split("=")[0].endswith("size")]
+    small += ["train_size=40", "validation_size=8", "test_size=8", "test_ood_a1_size=8", "test_ood_stepsize_size=8"]
+    monkeypatch.setattr(scientific, "ORBITS_OPTIONS", small)
+    baseline = scientific._orbits_mean_baseline("a1")
+    assert set(baseline) == {"validation", "test", "test_ood_a1", "test_ood_stepsize"}
+    from hf_numbers.data import load_task, parse_task_options
+
+    data = load_task("orbits", seed=1, options=parse_task_options(["target=a1", *small]))
+    for split, mse in baseline.items():  # the training mean is no better than the split's own mean
+        assert mse >= np.var(data[split]["answer"]) - 1e-12 and mse > 0
+
+    result = {"metrics": {"test": {"mse": 0.01, "invalid_rate": 0.0}, "test_ood_a1": {"mse": 0.2}}, "wall_s": 60.0}
+    lines = scientific.scientific_report({"orbits-a1-xval": result}, tmp_path)
+    planets = lines[next(i for i, line in enumerate(lines) if line.startswith("### Planets")) :]
+    xval = next(line for line in planets if line.startswith("| xval |"))
+    assert xval.startswith("| xval | 0.01 | 0.2 | - | - | 0.0% / - |")
+    mean_row = next(line for line in planets if line.startswith("| training mean (no model) |"))
+    cells = [cell.strip() for cell in mean_row.split("|")[2:-1]]
+    assert cells[2:] == ["-"] * 5 and all(cell != "-" for cell in cells[:2])
