@@ -8,6 +8,7 @@ the ``--quick`` variant. A typo in a suite's flags or task options fails here, n
 from __future__ import annotations
 
 import inspect
+import json
 import sys
 from pathlib import Path
 
@@ -82,7 +83,7 @@ def test_scientific_report_puts_the_training_mean_beside_the_planets(
 ) -> None:
     from reproduction import scientific
 
-    small = [option for option in scientific.ORBITS_OPTIONS if not option.split("=")[0].endswith("size")]
+    small = [option for option in scientific.ORBITS_OPTIONS if not option.split("=")[0].endswith("_size")]
     small += ["train_size=40", "validation_size=8", "test_size=8", "test_ood_a1_size=8", "test_ood_stepsize_size=8"]
     monkeypatch.setattr(scientific, "ORBITS_OPTIONS", small)
     baseline = scientific._orbits_mean_baseline("a1")
@@ -93,8 +94,17 @@ def test_scientific_report_puts_the_training_mean_beside_the_planets(
     for split, mse in baseline.items():  # the training mean is no better than the split's own mean
         assert mse >= np.var(data[split]["answer"]) - 1e-12 and mse > 0
 
+    monkeypatch.setattr(scientific, "ROOT", tmp_path)  # the run folders the report reads predictions from
+    run = tmp_path / "runs" / "reproduce" / "scientific" / "orbits-a1-xval"
+    run.mkdir(parents=True)
+    ood = {"predictions": [2.1, 2.3, 1.9, None], "references": [2.05, 2.35, 2.2, 2.1]}
+    (run / "predictions.json").write_text(json.dumps({"test_ood_a1": ood}))
     result = {"metrics": {"test": {"mse": 0.01, "invalid_rate": 0.0}, "test_ood_a1": {"mse": 0.2}}, "wall_s": 60.0}
     lines = scientific.scientific_report({"orbits-a1-xval": result}, tmp_path)
+    inside = [line for line in lines if line.startswith("| a1 (2, 2.4) |")]
+    corr = np.corrcoef([2.1, 2.3, 1.9], [2.05, 2.35, 2.2])[0, 1]
+    assert inside == [f"| a1 (2, 2.4) | xval | 66.7% | {corr:.4f} |"]  # 2 of the 3 valid answers inside
+    assert (tmp_path / "reproduction_orbits_a1_ood.png").stat().st_size > 0
     planets = lines[next(i for i, line in enumerate(lines) if line.startswith("### Planets")) :]
     xval = next(line for line in planets if line.startswith("| xval |"))
     assert xval.startswith("| xval | 0.01 | 0.2 | - | - | 0.0% / - |")
