@@ -120,13 +120,21 @@ def _lookup_details(run_dir: Path) -> dict[str, Any]:
     return details
 
 
+def _saved_predictions(results: dict[str, dict[str, Any]], name: str) -> dict[str, Any] | None:
+    """The ``predictions.json`` of row ``name``'s run folder, or None if the row failed or its folder is absent."""
+    path = ROOT / "runs" / "reproduce" / "scientific" / name / "predictions.json"
+    if results.get(name, {}).get("error") or not path.is_file():
+        return None
+    return json.loads(path.read_text())
+
+
 def _plot_ood(results: dict[str, dict[str, Any]], rows: list[str], split: str, path: Path, title: str) -> bool:
     """Prediction against the true value on an OoD split, one panel per encoding (xVal Fig. 5 style)."""
     found = []
     for name in rows:
-        run = ROOT / "runs" / "reproduce" / "scientific" / name / "predictions.json"
-        if run.is_file() and not results.get(name, {}).get("error"):
-            found.append((name, json.loads(run.read_text())[split]))
+        saved = _saved_predictions(results, name)
+        if saved is not None:
+            found.append((name, saved[split]))
     if not found:
         return False
     figure, axes = plt.subplots(1, len(found), figsize=(2.6 * len(found), 2.8), sharex=True, sharey=True)
@@ -280,10 +288,10 @@ def _heldout_table(results: dict[str, dict[str, Any]]) -> list[str]:
         low, high = _heldout_interval(target)
         for encoding in SCIENTIFIC_ENCODINGS:
             name = f"orbits-{target}-{encoding}"
-            path = ROOT / "runs" / "reproduce" / "scientific" / name / "predictions.json"
-            if name not in results or results[name].get("error") or not path.is_file():
+            saved = _saved_predictions(results, name) if name in results else None
+            if saved is None:
                 continue
-            data = json.loads(path.read_text())[split]
+            data = saved[split]
             predicted, true = _predicted_values(data["predictions"]), np.array(data["references"], dtype=float)
             valid = ~np.isnan(predicted)
             inside = float(np.mean((predicted[valid] > low) & (predicted[valid] < high))) if valid.any() else None
