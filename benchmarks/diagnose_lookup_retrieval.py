@@ -96,34 +96,21 @@ def collate(rows: list[list[int]], length: int) -> tuple[torch.Tensor, torch.Ten
 
 def build_model(backbone: str, positions: int) -> PreTrainedModel:
     """A plain transformers model of the look-up rows' size, dropout 0."""
+    tokens = {"vocab_size": VOCAB, "pad_token_id": PAD, "bos_token_id": OPEN, "eos_token_id": PAD}
     if backbone == "llama":
-        config = LlamaConfig(
-            vocab_size=VOCAB,
-            hidden_size=128,
-            intermediate_size=344,
-            num_hidden_layers=4,
-            num_attention_heads=4,
-            num_key_value_heads=4,
-            max_position_embeddings=positions,
-            pad_token_id=PAD,
-            bos_token_id=OPEN,
-            eos_token_id=PAD,
+        return LlamaForCausalLM(
+            LlamaConfig(
+                hidden_size=128,
+                intermediate_size=344,
+                num_hidden_layers=4,
+                num_attention_heads=4,
+                num_key_value_heads=4,
+                max_position_embeddings=positions,
+                **tokens,
+            )
         )
-        return LlamaForCausalLM(config)
-    config = GPT2Config(
-        vocab_size=VOCAB,
-        n_positions=positions,
-        n_embd=128,
-        n_layer=4,
-        n_head=4,
-        resid_pdrop=0.0,
-        embd_pdrop=0.0,
-        attn_pdrop=0.0,
-        bos_token_id=OPEN,
-        eos_token_id=PAD,
-        pad_token_id=PAD,
-    )
-    return GPT2LMHeadModel(config)
+    no_dropout = {"resid_pdrop": 0.0, "embd_pdrop": 0.0, "attn_pdrop": 0.0}
+    return GPT2LMHeadModel(GPT2Config(n_positions=positions, n_embd=128, n_layer=4, n_head=4, **no_dropout, **tokens))
 
 
 @torch.no_grad()
