@@ -111,3 +111,18 @@ def test_scientific_report_puts_the_training_mean_beside_the_planets(
     mean_row = next(line for line in planets if line.startswith("| training mean (no model) |"))
     cells = [cell.strip() for cell in mean_row.split("|")[2:-1]]
     assert cells[2:] == ["-"] * 5 and all(cell != "-" for cell in cells[:2])
+
+
+def test_persistence_baseline_is_scored_on_the_rows_test_split() -> None:
+    from reproduction import scientific
+
+    from hf_numbers.cli import parse_train_args
+    from hf_numbers.evaluation import compute_number_metrics
+    from hf_numbers.training.builders import build_dataset
+
+    row = next(row for row in scientific.scientific_rows() if row.name == "temperature-xval")
+    test = build_dataset(parse_train_args([*row.argv, "--output_dir", "unused"]))["test"]
+    expected = compute_number_metrics([r["numbers"][r["answer_index"] - 1] for r in test], test["answer"])
+    assert scientific._persistence_baseline() == expected
+    other_seed = build_dataset(parse_train_args([*row.argv, "--output_dir", "unused", "--data_seed", "0"]))["test"]
+    assert other_seed["start"] != test["start"]  # the seed moves the test blocks: the baseline must follow it

@@ -314,16 +314,23 @@ def _orbits_mean_baseline(target: str) -> dict[str, float]:
     """Per test split of the suite's planets, the MSE of predicting the mean of the training answers."""
     from hf_numbers.data import load_task, parse_task_options
 
-    seed = int(SCIENTIFIC_SIZE[SCIENTIFIC_SIZE.index("--data_seed") + 1])
-    data = load_task("orbits", seed=seed, options=parse_task_options([f"target={target}", *ORBITS_OPTIONS]))
+    data = load_task("orbits", seed=_suite_seed(), options=parse_task_options([f"target={target}", *ORBITS_OPTIONS]))
     mean = float(np.mean(data["train"]["answer"]))
     return {split: float(np.mean((np.array(data[split]["answer"]) - mean) ** 2)) for split in data if split != "train"}
 
 
+def _suite_seed() -> int:
+    """The data seed every row of the suite trains and is scored with (``--data_seed`` of ``SCIENTIFIC_SIZE``)."""
+    return int(SCIENTIFIC_SIZE[SCIENTIFIC_SIZE.index("--data_seed") + 1])
+
+
 def _persistence_baseline() -> dict[str, float]:
-    """Test metrics of predicting the value before the answer (the temperature of the previous hour)."""
+    """Test metrics of predicting the value before the answer (the temperature of the previous hour).
+
+    On the rows' own test split: the seed assigns the series' time blocks to the splits.
+    """
     from hf_numbers.data import make_task
     from hf_numbers.evaluation import compute_number_metrics
 
-    test = make_task("temperature")["test"]
+    test = make_task("temperature", seed=_suite_seed())["test"]
     return compute_number_metrics([row["numbers"][row["answer_index"] - 1] for row in test], test["answer"])
