@@ -126,3 +126,18 @@ def test_persistence_baseline_is_scored_on_the_rows_test_split() -> None:
     assert scientific._persistence_baseline() == expected
     other_seed = build_dataset(parse_train_args([*row.argv, "--output_dir", "unused", "--data_seed", "0"]))["test"]
     assert other_seed["start"] != test["start"]  # the seed moves the test blocks: the baseline must follow it
+
+
+def test_temperature_table_shows_median_and_largest_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reproduction import scientific
+
+    monkeypatch.setattr(scientific, "ROOT", tmp_path)
+    run = tmp_path / "runs" / "reproduce" / "scientific" / "temperature-p1000"
+    run.mkdir(parents=True)
+    test = {"predictions": [50.0, 61.5, None, 40.25], "references": [50.5, 45.0, 47.0, 40.0]}
+    (run / "predictions.json").write_text(json.dumps({"test": test}))
+    result = {"metrics": {"test": {"mse": 68.2, "r2": 0.5, "invalid_rate": 0.25}}, "wall_s": 120.0}
+    assert scientific._error_spread({"temperature-p1000": result}, "temperature-p1000") == "0.50 / 16.50"
+    assert scientific._error_spread({}, "temperature-xval") == "-"  # no run folder: nothing to read
+    failed = {"temperature-p1000": result | {"error": "exit 1"}}
+    assert scientific._error_spread(failed, "temperature-p1000") == "-"  # a failed row's leftovers are not read
