@@ -137,7 +137,12 @@ def test_temperature_table_shows_median_and_largest_error(tmp_path: Path, monkey
     test = {"predictions": [50.0, 61.5, None, 40.25], "references": [50.5, 45.0, 47.0, 40.0]}
     (run / "predictions.json").write_text(json.dumps({"test": test}))
     result = {"metrics": {"test": {"mse": 68.2, "r2": 0.5, "invalid_rate": 0.25}}, "wall_s": 120.0}
-    assert scientific._error_spread({"temperature-p1000": result}, "temperature-p1000") == "0.50 / 16.50"
-    assert scientific._error_spread({}, "temperature-xval") == "-"  # no run folder: nothing to read
+    share = 16.5**2 / (0.5**2 + 16.5**2 + 0.25**2)  # only the 16.5 °F error is over 2 °F
+    cells = scientific._error_cells({"temperature-p1000": result}, "temperature-p1000")
+    assert cells == ("0.50 / 16.50", f"1 ({100 * share:.1f}%)")
+    assert scientific._error_cells({}, "temperature-xval") == ("-", "-")  # no run folder: nothing to read
     failed = {"temperature-p1000": result | {"error": "exit 1"}}
-    assert scientific._error_spread(failed, "temperature-p1000") == "-"  # a failed row's leftovers are not read
+    assert scientific._error_cells(failed, "temperature-p1000") == ("-", "-")  # a failed row's leftovers: not read
+    lines = scientific.scientific_report({"temperature-p1000": result}, tmp_path)
+    row = next(line for line in lines if line.startswith("| p1000 | 68.2"))
+    assert f"| 0.50 / 16.50 | 1 ({100 * share:.1f}%) | 2.0 min |" in row
