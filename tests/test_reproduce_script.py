@@ -141,6 +141,7 @@ def test_temperature_table_shows_median_and_largest_error(tmp_path: Path, monkey
     cells = scientific._error_cells({"temperature-p1000": result}, "temperature-p1000")
     assert cells == ("0.50 / 16.50", f"1 ({100 * share:.1f}%)")
     assert scientific._error_cells({}, "temperature-xval") == ("-", "-")  # no run folder: nothing to read
+    assert scientific._error_cells({}, "temperature-p1000") == ("-", "-")  # a folder without the row's record
     failed = {"temperature-p1000": result | {"error": "exit 1"}}
     assert scientific._error_cells(failed, "temperature-p1000") == ("-", "-")  # a failed row's leftovers: not read
     lines = scientific.scientific_report({"temperature-p1000": result}, tmp_path)

@@ -282,9 +282,9 @@ def _error_cells(results: dict[str, dict[str, Any]], name: str) -> tuple[str, st
     absolute error, and how many are off by more than ``LARGE_TEMPERATURE_ERROR`` with their share of the MSE.
 
     The MSE alone hides the shape: a text encoding can be as close as xVal on most answers and far off
-    on a few (a wrong leading digit token), which these cells show.
+    on a few (a wrong mantissa token), which these cells show.
     """
-    saved = _saved_predictions(results, name)
+    saved = _saved_predictions(results, name) if name in results else None  # no record: a stale folder is not read
     if saved is None:
         return "-", "-"
     predicted = _predicted_values(saved["test"]["predictions"])
