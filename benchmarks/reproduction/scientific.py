@@ -122,9 +122,10 @@ def _lookup_details(run_dir: Path) -> dict[str, Any]:
 
 
 def _saved_predictions(results: dict[str, dict[str, Any]], name: str) -> dict[str, Any] | None:
-    """The ``predictions.json`` of row ``name``'s run folder, or None if the row failed or its folder is absent."""
+    """The ``predictions.json`` of row ``name``'s run folder, or None if the row has no record (a stale folder
+    is never read), failed, or its folder is absent."""
     path = ROOT / "runs" / "reproduce" / "scientific" / name / "predictions.json"
-    if results.get(name, {}).get("error") or not path.is_file():
+    if name not in results or results[name].get("error") or not path.is_file():
         return None
     return json.loads(path.read_text())
 
@@ -284,7 +285,7 @@ def _error_cells(results: dict[str, dict[str, Any]], name: str) -> tuple[str, st
     The MSE alone hides the shape: a text encoding can be as close as xVal on most answers and far off
     on a few (a wrong mantissa token), which these cells show.
     """
-    saved = _saved_predictions(results, name) if name in results else None  # no record: a stale folder is not read
+    saved = _saved_predictions(results, name)
     if saved is None:
         return "-", "-"
     predicted = _predicted_values(saved["test"]["predictions"])
@@ -318,7 +319,7 @@ def _heldout_table(results: dict[str, dict[str, Any]]) -> list[str]:
         low, high = _heldout_interval(target)
         for encoding in SCIENTIFIC_ENCODINGS:
             name = f"orbits-{target}-{encoding}"
-            saved = _saved_predictions(results, name) if name in results else None
+            saved = _saved_predictions(results, name)
             if saved is None:
                 continue
             data = saved[split]
