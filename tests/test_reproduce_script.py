@@ -94,12 +94,12 @@ def test_scientific_report_puts_the_training_mean_beside_the_planets(
     for split, mse in baseline.items():  # the training mean is no better than the split's own mean
         assert mse >= np.var(data[split]["answer"]) - 1e-12 and mse > 0
 
-    monkeypatch.setattr(scientific, "ROOT", tmp_path)  # the run folders the report reads predictions from
-    run = tmp_path / "runs" / "reproduce" / "scientific" / "orbits-a1-xval"
-    run.mkdir(parents=True)
     ood = {"predictions": [2.1, 2.3, 1.9, None], "references": [2.05, 2.35, 2.2, 2.1]}
-    (run / "predictions.json").write_text(json.dumps({"test_ood_a1": ood}))
-    result = {"metrics": {"test": {"mse": 0.01, "invalid_rate": 0.0}, "test_ood_a1": {"mse": 0.2}}, "wall_s": 60.0}
+    result = {
+        "metrics": {"test": {"mse": 0.01, "invalid_rate": 0.0}, "test_ood_a1": {"mse": 0.2}},
+        "wall_s": 60.0,
+        "predictions": {"test_ood_a1": ood},  # kept in the record by the row's details
+    }
     lines = scientific.scientific_report({"orbits-a1-xval": result}, tmp_path)
     inside = [line for line in lines if line.startswith("| a1 (2, 2.4) |")]
     corr = np.corrcoef([2.1, 2.3, 1.9], [2.05, 2.35, 2.2])[0, 1]
@@ -131,19 +131,53 @@ def test_persistence_baseline_is_scored_on_the_rows_test_split() -> None:
 def test_temperature_table_shows_median_and_largest_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from reproduction import scientific
 
-    monkeypatch.setattr(scientific, "ROOT", tmp_path)
-    run = tmp_path / "runs" / "reproduce" / "scientific" / "temperature-p1000"
-    run.mkdir(parents=True)
     test = {"predictions": [50.0, 61.5, None, 40.25], "references": [50.5, 45.0, 47.0, 40.0]}
-    (run / "predictions.json").write_text(json.dumps({"test": test}))
-    result = {"metrics": {"test": {"mse": 68.2, "r2": 0.5, "invalid_rate": 0.25}}, "wall_s": 120.0}
+    result = {
+        "metrics": {"test": {"mse": 68.2, "r2": 0.5, "invalid_rate": 0.25}},
+        "wall_s": 120.0,
+        "predictions": {"test": test},
+    }
     share = 16.5**2 / (0.5**2 + 16.5**2 + 0.25**2)  # only the 16.5 °F error is over 2 °F
     cells = scientific._error_cells({"temperature-p1000": result}, "temperature-p1000")
     assert cells == ("0.50 / 16.50", f"1 ({100 * share:.1f}%)")
-    assert scientific._error_cells({}, "temperature-xval") == ("-", "-")  # no run folder: nothing to read
-    assert scientific._error_cells({}, "temperature-p1000") == ("-", "-")  # a folder without the row's record
+    assert scientific._error_cells({}, "temperature-p1000") == ("-", "-")  # no record: nothing to read
     failed = {"temperature-p1000": result | {"error": "exit 1"}}
-    assert scientific._error_cells(failed, "temperature-p1000") == ("-", "-")  # a failed row's leftovers: not read
+    assert scientific._error_cells(failed, "temperature-p1000") == ("-", "-")  # a failed row: not read
+    older = {k: v for k, v in result.items() if k != "predictions"}  # a record from before predictions were kept
+    assert scientific._error_cells({"temperature-p1000": older}, "temperature-p1000") == ("-", "-")
     lines = scientific.scientific_report({"temperature-p1000": result}, tmp_path)
     row = next(line for line in lines if line.startswith("| p1000 | 68.2"))
     assert f"| 0.50 / 16.50 | 1 ({100 * share:.1f}%) | 2.0 min |" in row
+
+
+def test_scientific_records_keep_the_predictions_the_report_reads(tmp_path: Path) -> None:
+    """The held-out table, error cells and plots read predictions from the committed record, not ``runs/``."""
+    from reproduction import scientific
+
+    splits = ("test", "test_ood", "test_ood_a1", "test_ood_stepsize")
+    saved = {s: {"predictions": [0.5, None], "references": [0.4, 0.6], "texts": ["a", "b"]} for s in splits}
+    (tmp_path / "predictions.json").write_text(json.dumps(saved))
+    kept_by_task = {}
+    for row in scientific.scientific_rows():
+        if row.cell["task"] != "lookup":  # the look-up details also rebuild the task from training_args.json
+            kept_by_task[row.cell["task"]] = row.details(tmp_path)["predictions"]
+    only = {"predictions": [0.5, None], "references": [0.4, 0.6]}
+    assert kept_by_task == {
+        "orbits-stepsize": {"test_ood_stepsize": only},  # each row keeps the split its report cells read
+        "orbits-a1": {"test_ood_a1": only},
+        "temperature": {"test": only},
+    }
+    both = scientific._with_predictions(lambda run_dir: {"test_mse_to_dict_mean": 1.0}, "test_ood")(tmp_path)
+    assert both == {"test_mse_to_dict_mean": 1.0, "predictions": {"test_ood": only}}
+
+    kept = {"metrics": {"test": {"mse": 0.1}}, "wall_s": 1.0, "predictions": {"test": only}}
+    older = {"metrics": {"test": {"mse": 0.1}}, "wall_s": 1.0}
+    results = {"temperature-xval": kept, "temperature-fp15": older, "temperature-p1000": older | {"error": "x"}}
+    assert scientific._saved_predictions(results, "temperature-xval") == {"test": only}
+    assert scientific._saved_predictions(results, "temperature-fp15") is None
+    stale = tmp_path / "reproduction_orbits_a1_ood.png"
+    stale.write_bytes(b"old plot")
+    lines = scientific.scientific_report(results, tmp_path)
+    assert not stale.exists()  # no planets row keeps predictions: an old plot is removed, not left to mislead
+    missing = [line for line in lines if line.startswith("Ran before records kept their predictions")]
+    assert len(missing) == 1 and missing[0].endswith(": `temperature-fp15`.")  # the failed row is not named

@@ -7,13 +7,14 @@ predictions on the out-of-distribution splits, and compares temperature with the
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .common import ROOT, Row, _minutes, _num, _pct, _result_cell, _sci, _split_cell, run_data
+from .common import Row, _minutes, _num, _pct, _result_cell, _sci, _split_cell, run_data
 
 SCIENTIFIC_ENCODINGS = ("xval", "fone", "float", "exponent", "p10", "p1000", "fp15", "text")
 SCIENTIFIC_SIZE = [
@@ -77,7 +78,8 @@ def scientific_rows() -> list[Row]:
             "500",
             *SCIENTIFIC_SIZE,
         )
-        rows.append(Row(f"lookup-{encoding}", argv, {"task": "lookup", "encoding": encoding}, _lookup_details))
+        details = _with_predictions(_lookup_details, "test_ood")
+        rows.append(Row(f"lookup-{encoding}", argv, {"task": "lookup", "encoding": encoding}, details))
     for target in ORBIT_TARGETS:
         for encoding in SCIENTIFIC_ENCODINGS:
             argv = (
@@ -92,10 +94,12 @@ def scientific_rows() -> list[Row]:
                 "512",
                 *SCIENTIFIC_SIZE,
             )
-            rows.append(Row(f"orbits-{target}-{encoding}", argv, {"task": f"orbits-{target}", "encoding": encoding}))
+            cell = {"task": f"orbits-{target}", "encoding": encoding}
+            rows.append(Row(f"orbits-{target}-{encoding}", argv, cell, _with_predictions(None, ORBIT_TARGETS[target])))
     for encoding in TEMPERATURE_ENCODINGS:
         argv = ("--task", "temperature", "--number_encoding", encoding, "--max_length", "1024", *SCIENTIFIC_SIZE)
-        rows.append(Row(f"temperature-{encoding}", argv, {"task": "temperature", "encoding": encoding}))
+        cell = {"task": "temperature", "encoding": encoding}
+        rows.append(Row(f"temperature-{encoding}", argv, cell, _with_predictions(None, "test")))
     return rows
 
 
@@ -121,13 +125,43 @@ def _lookup_details(run_dir: Path) -> dict[str, Any]:
     return details
 
 
+def _with_predictions(
+    details: Callable[[Path], dict[str, Any]] | None, *splits: str
+) -> Callable[[Path], dict[str, Any]]:
+    """A row's details: those of ``details`` (if any) and the run's predictions and references on ``splits``.
+
+    The held-out table, the error cells and the plots read the predictions from the row's record, so a
+    fresh clone rebuilds the whole report with ``--report_only`` (``runs/`` is not committed).
+    """
+
+    def read(run_dir: Path) -> dict[str, Any]:
+        saved = json.loads((run_dir / "predictions.json").read_text())
+        kept = {split: {key: saved[split][key] for key in ("predictions", "references")} for split in splits}
+        return (details(run_dir) if details is not None else {}) | {"predictions": kept}
+
+    return read
+
+
 def _saved_predictions(results: dict[str, dict[str, Any]], name: str) -> dict[str, Any] | None:
-    """The ``predictions.json`` of row ``name``'s run folder, or None if the row has no record (a stale folder
-    is never read), failed, or its folder is absent."""
-    path = ROOT / "runs" / "reproduce" / "scientific" / name / "predictions.json"
-    if name not in results or results[name].get("error") or not path.is_file():
+    """The predictions kept in row ``name``'s record, or None if the row has no record, failed, or ran
+    before records kept them (see :func:`_missing_predictions`)."""
+    result = results.get(name)
+    if result is None or result.get("error"):
         return None
-    return json.loads(path.read_text())
+    return result.get("predictions")
+
+
+def _missing_predictions(results: dict[str, dict[str, Any]]) -> list[str]:
+    """A sentence naming the finished rows whose record keeps no predictions (they ran before records kept
+    them), so the report says why they are absent from the held-out table, the plots and the error cells."""
+    names = sorted(n for n, r in results.items() if not r.get("error") and "predictions" not in r)
+    if not names:
+        return []
+    return [
+        "",
+        "Ran before records kept their predictions, so absent from the held-out table, the plots and the "
+        "error cells until run again with `--only NAME`: " + ", ".join(f"`{n}`" for n in names) + ".",
+    ]
 
 
 def _plot_ood(results: dict[str, dict[str, Any]], rows: list[str], split: str, path: Path, title: str) -> bool:
@@ -138,6 +172,7 @@ def _plot_ood(results: dict[str, dict[str, Any]], rows: list[str], split: str, p
         if saved is not None:
             found.append((name, saved[split]))
     if not found:
+        path.unlink(missing_ok=True)  # a plot of rows no record keeps predictions of would be stale
         return False
     figure, axes = plt.subplots(1, len(found), figsize=(2.6 * len(found), 2.8), sharex=True, sharey=True)
     for axis, (name, data) in zip(np.atleast_1d(axes), found):
@@ -164,6 +199,7 @@ def scientific_report(results: dict[str, dict[str, Any]], out: Path) -> list[str
         "temperature on GPT-2 (completion-only for look-up, as the task recommends; every value for the "
         "temperature series), planets on BERT (masked number inference, the task's default). "
         "Paper values are from 500k-step runs of 43M-parameter models; ours are CPU-scale.",
+        *_missing_predictions(results),
         "",
     ]
     lines += ["### Look-up (values in [-3, 3], (0.3, 0.5) held out)", ""]
@@ -279,7 +315,7 @@ def scientific_report(results: dict[str, dict[str, Any]], out: Path) -> list[str
 
 
 def _error_cells(results: dict[str, dict[str, Any]], name: str) -> tuple[str, str]:
-    """Two cells of row ``name``'s valid test predictions, ``-`` without a saved run: ``median / largest``
+    """Two cells of row ``name``'s valid test predictions, ``-`` without kept ones: ``median / largest``
     absolute error, and how many are off by more than ``LARGE_TEMPERATURE_ERROR`` with their share of the MSE.
 
     The MSE alone hides the shape: a text encoding can be as close as xVal on most answers and far off
@@ -307,12 +343,12 @@ def _heldout_interval(target: str) -> tuple[float, float]:
 
 
 def _heldout_table(results: dict[str, dict[str, Any]]) -> list[str]:
-    """Per planets row with a saved run: how its predictions on the held-out split sit in the held-out interval.
+    """Per planets row with kept predictions: how its predictions on the held-out split sit in the held-out interval.
 
     The paper's point: text encodings fall back to values seen in training, so few of their predictions
     land inside the interval no training answer came from, while xVal's follow the held-out value. The
     share inside the interval and the correlation with the true value say that in two numbers (read from
-    the run's ``predictions.json``; rows whose run folder is absent are left out).
+    the predictions kept in the row's record; rows without them are left out).
     """
     rows = []
     for target, split in ORBIT_TARGETS.items():
