@@ -160,7 +160,7 @@ def _missing_predictions(results: dict[str, dict[str, Any]]) -> list[str]:
     return [
         "",
         "Ran before records kept their predictions, so absent from the held-out table, the plots and the "
-        "error cells until run again with `--only NAME`: " + ", ".join(f"`{n}`" for n in names) + ".",
+        "error cells until run again with `--only NAME --force`: " + ", ".join(f"`{n}`" for n in names) + ".",
     ]
 
 
