@@ -229,6 +229,37 @@ def test_train_number_tokenizer_for_each_scheme(backbone: str) -> None:
     assert len(p1000) <= 300 + p1000.scheme.vocabulary_size + spaced  # the scheme's tokens on top of the learned
 
 
+WORDS = ["planet", "stepsize", "mass", "position", "velocity", "orbit", "star", "time", "series", "alpha", "beta"]
+TIED_CORPUS = [" ".join(f"{WORDS[(i * 7 + j) % 11]}{(i + j) % 10}" for j in range(12)) for i in range(200)]
+
+
+@pytest.mark.parametrize("backbone", list(CLASSES))
+def test_trained_tokenizer_is_the_same_every_time(backbone: str) -> None:
+    """Two trainings on the same texts give the same vocabulary, ids included, so a model trained from
+    scratch is reproducible. The ``tokenizers`` WordPiece trainer gave BERT a different one almost every time
+    on this corpus (its many tied counts): eight trainings in one process, eight vocabularies."""
+    vocab = [train_number_tokenizer(TIED_CORPUS, backbone, 80).get_vocab() for _ in range(4)]
+    vocabularies = {json.dumps(v, sort_keys=True) for v in vocab}
+    assert len(vocabularies) == 1
+
+
+def test_wordpiece_vocabulary_covers_every_character_in_both_places() -> None:
+    from hf_numbers.data.tokenizer_training import _wordpiece_vocab
+
+    tok = train_number_tokenizer(CORPUS + ["Zebra [NUM] qq"], "bert", vocab_size=120)
+    vocab = tok.get_vocab()
+    assert tok.unk_token_id not in tok("zebra, quiet: at 10 degrees, ez")["input_ids"]  # seen characters, any place
+    assert {"z", "##z", "q", "##q"} <= set(vocab) and len(vocab) <= 120 + 1  # the [NUM] token on top
+    assert [t for t in vocab if "NU" in t or "M]" in t] == ["[NUM]"]  # no pieces of the number token's text
+    assert tok.convert_ids_to_tokens(tok("the temperature")["input_ids"])[1:-1] == ["the", "temperature"]
+    bpe = {"[PAD]": 0, "[UNK]": 1, "a": 2, "b": 3, "\u2581": 4, "ab": 5, "\u2581a": 6, "\u2581ab": 7, "\u2581b": 8}
+    specials = ["[PAD]", "[UNK]"]
+    characters = ["[PAD]", "[UNK]", "a", "b", "##a", "##b"]  # both places, sorted, after the special tokens
+    assert list(_wordpiece_vocab(bpe, 9, specials)) == [*characters, "##ab", "ab"]  # merges in learned order
+    assert list(_wordpiece_vocab(bpe, 7, specials)) == [*characters, "##ab"]  # cut at vocab_size
+    assert list(_wordpiece_vocab(bpe, 3, specials)) == characters  # characters are kept whatever vocab_size is
+
+
 ALPHABET = st.sampled_from(list('0123456789.-+eE ,[]()=%:xyzab{}"\n')) | st.characters(
     codec="ascii", categories=["L", "N", "P", "S", "Zs"]
 )

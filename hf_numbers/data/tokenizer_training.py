@@ -10,11 +10,12 @@ tokenizer model to train (``spec.tokenizer_model``) and its special tokens.
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+from tokenizers import AddedToken, Tokenizer, models, normalizers, pre_tokenizers, trainers
 
 from ..modeling import BYTE_LEVEL_BPE, METASPACE_BPE, WORDPIECE, NumberTokenizerMixin, get_backbone, replace_numbers
 
@@ -53,14 +54,55 @@ def _metaspace_bpe(vocab_size: int, special_tokens: Sequence[str]) -> tuple[Toke
     return tokenizer, trainer
 
 
+_WORD_START = "\u2581"  # marks a word's first piece while the WordPiece vocabulary is learned
+
+
 def _wordpiece(vocab_size: int, special_tokens: Sequence[str]) -> tuple[Tokenizer, trainers.Trainer]:
-    """BERT: lower-casing WordPiece."""
-    tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    """BERT: lower-casing WordPiece, its pieces learned by a BPE on words marked at their start.
+
+    The ``tokenizers`` WordPiece trainer numbers its ``##`` pieces in hash-map order, so two trainings
+    on the same texts give different ids and, where counts tie, different pieces (and a model trained
+    from scratch on them different results). Plain BPE is reproducible, so the pieces are learned by
+    a BPE on words that start with ``▁`` and :func:`_wordpiece_vocab` turns them into WordPiece's.
+    """
+    tokenizer = Tokenizer(models.BPE())
     tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tokenizer.decoder = decoders.WordPiece()
-    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=list(special_tokens), show_progress=False)
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.BertPreTokenizer(), pre_tokenizers.Metaspace(_WORD_START, prepend_scheme="always", split=False)]
+    )
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(special_tokens), show_progress=False)
     return tokenizer, trainer
+
+
+def _pieces_between(texts: Iterable[str], keep_whole: Sequence[str]) -> Iterable[str]:
+    """Every text cut at the ``keep_whole`` strings (longest first), which are left out."""
+    if not keep_whole:
+        yield from texts
+        return
+    pattern = re.compile("|".join(re.escape(token) for token in sorted(keep_whole, key=len, reverse=True)))
+    for text in texts:
+        yield from pattern.split(text)
+
+
+def _wordpiece_vocab(bpe_vocab: dict[str, int], vocab_size: int, special_tokens: Sequence[str]) -> dict[str, int]:
+    """WordPiece's vocabulary from the marked BPE's: ``▁piece`` starts a word (``piece``), any other
+    piece continues one (``##piece``).
+
+    Every character gets both forms, so a word of seen characters is never ``[UNK]``; then the merged
+    pieces in the order BPE learned them, up to ``vocab_size`` (the characters are kept whatever it is,
+    as the WordPiece trainer keeps its alphabet). The special tokens come first, in their order.
+    """
+    ordered = [token for token, _ in sorted(bpe_vocab.items(), key=lambda item: item[1]) if token not in special_tokens]
+    chars = sorted({char for token in ordered for char in token if char != _WORD_START})
+    pieces = list(special_tokens) + chars + [f"##{char}" for char in chars]
+    merged = [token for token in ordered if len(token.lstrip(_WORD_START)) > 1]
+    for token in merged:
+        piece = token[1:] if token.startswith(_WORD_START) else f"##{token}"
+        if len(pieces) >= vocab_size:
+            break
+        if piece not in pieces:
+            pieces.append(piece)
+    return {piece: index for index, piece in enumerate(pieces)}
 
 
 _TOKENIZER_MODELS: dict[str, Callable[[int, Sequence[str]], tuple[Tokenizer, trainers.Trainer]]] = {
@@ -77,7 +119,9 @@ def train_plain_tokenizer(
     """Train the backbone's plain transformers tokenizer (``spec.plain_tokenizer_class``) on ``texts``.
 
     The tokenizer gets the spec's ``tokenizer_options`` (Llama adds its BOS token). ``keep_whole``
-    strings are never split while training and stay out of the learned vocabulary.
+    strings are never split while training. The BPE backbones still learn pieces of their text (for
+    ``[NUM]``: ``[NU``, ``M]``, a few entries), kept so that models trained before stay reproducible;
+    BERT's WordPiece learns none (the text between them is its training text).
 
     Example:
         >>> tok = train_plain_tokenizer(["x = 1.5, y = -2"] * 10, "roberta", vocab_size=300)
@@ -86,11 +130,13 @@ def train_plain_tokenizer(
     """
     spec = get_backbone(backbone)
     tokenizer, trainer = _TOKENIZER_MODELS[spec.tokenizer_model](vocab_size, spec.special_tokens)
+    if spec.tokenizer_model == WORDPIECE:
+        tokenizer.train_from_iterator(_pieces_between(texts, keep_whole), trainer)
+        vocab = _wordpiece_vocab(json.loads(tokenizer.to_str())["model"]["vocab"], vocab_size, spec.special_tokens)
+        return spec.plain_tokenizer_class(vocab=vocab, **spec.tokenizer_options)
     tokenizer.add_tokens([AddedToken(token, special=False, normalized=False) for token in keep_whole])
     tokenizer.train_from_iterator(texts, trainer)
     model = json.loads(tokenizer.to_str())["model"]
-    if "merges" not in model:
-        return spec.plain_tokenizer_class(vocab=model["vocab"], **spec.tokenizer_options)
     merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in model["merges"]]
     return spec.plain_tokenizer_class(vocab=model["vocab"], merges=merges, **spec.tokenizer_options)
 
