@@ -94,14 +94,12 @@ def _wordpiece_vocab(bpe_vocab: dict[str, int], vocab_size: int, special_tokens:
     """
     ordered = [token for token, _ in sorted(bpe_vocab.items(), key=lambda item: item[1]) if token not in special_tokens]
     chars = sorted({char for token in ordered for char in token if char != _WORD_START})
-    pieces = list(special_tokens) + chars + [f"##{char}" for char in chars]
-    merged = [token for token in ordered if len(token.lstrip(_WORD_START)) > 1]
-    for token in merged:
-        piece = token[1:] if token.startswith(_WORD_START) else f"##{token}"
+    pieces = dict.fromkeys([*special_tokens, *chars, *(f"##{char}" for char in chars)])  # ordered, no repeats
+    for token in ordered:
         if len(pieces) >= vocab_size:
             break
-        if piece not in pieces:
-            pieces.append(piece)
+        if len(token.lstrip(_WORD_START)) > 1:  # single characters are in already
+            pieces.setdefault(token[1:] if token.startswith(_WORD_START) else f"##{token}")
     return {piece: index for index, piece in enumerate(pieces)}
 
 
