@@ -181,3 +181,32 @@ def test_scientific_records_keep_the_predictions_the_report_reads(tmp_path: Path
     assert not stale.exists()  # no planets row keeps predictions: an old plot is removed, not left to mislead
     missing = [line for line in lines if line.startswith("Ran before records kept their predictions")]
     assert len(missing) == 1 and missing[0].endswith(": `temperature-fp15`.")  # the failed row is not named
+
+
+def test_lookup_details_score_the_sign_and_integer_part(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A look-up learned in part (the value's sign and integer part, not its digits) shows in the table."""
+    from reproduction import scientific
+
+    values = [[1.5, -2.0], [-0.25, 0.75], [2.5, 1.0], [-1.5, 1.5], [0.5, -0.5]]
+    monkeypatch.setattr(
+        scientific, "run_data", lambda run_dir, task: {"test": {"values": values}, "test_ood": {"values": values}}
+    )
+    # answers 1.5, -0.25, 2.5, -1.5, 0.5; predictions: right sign and integer part, right sign only, wrong
+    # sign (same integer part), invalid, wrong sign (-0.5 and 0.5 both truncate to 0)
+    split = {"predictions": [1.9, -1.2, -2.5, None, -0.5], "references": [1.5, -0.25, 2.5, -1.5, 0.5]}
+    (tmp_path / "predictions.json").write_text(json.dumps({"test": split, "test_ood": split}))
+    details = scientific._lookup_details(tmp_path)
+    assert details["test_sign_right"] == 0.5  # of the 4 valid predictions: 1.9 and -1.2
+    assert details["test_sign_and_integer_right"] == 0.25  # 1.9 only
+    means = [-0.25, 0.25, 1.75, 0.0]  # the dictionaries of the valid predictions
+    expected = np.mean((np.array([1.9, -1.2, -2.5, -0.5]) - means) ** 2)
+    assert details["test_mse_to_dict_mean"] == pytest.approx(expected)
+
+    result = {"metrics": {"test": {"mse": 1.0}}, "wall_s": 1.0} | details
+    lines = scientific.scientific_report(
+        {"lookup-text": result, "lookup-p10": {"metrics": {"test": {"mse": 2.0}}, "wall_s": 1.0}}, tmp_path
+    )
+    text = next(line for line in lines if line.startswith("| text |"))
+    assert text.endswith(f"| {scientific._sci(expected)} | 50.0% | 25.0% | - |")
+    older = next(line for line in lines if line.startswith("| p10 |"))  # a record from before these cells: "-"
+    assert older.endswith("| - | - | - | 0.021 / 0.38 |")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from datasets import Dataset, DatasetDict
 from model_helpers import (
     CAUSAL,
     FIRST_WORD_ID,
@@ -191,19 +192,16 @@ def test_builders_fit_the_scheme_and_build_its_tokenizer_and_model() -> None:
     assert model.number_encoding is None and model.config.vocab_size == len(tokenizer)
     assert model.config.scheme_min_exponent == low and model.config.num_token_ids == []
     assert make_scaler(args, dataset).kind == "identity"
-    check_answers_tokenized(
-        dataset, tokenize_dataset(dataset, tokenizer, 128), tokenizer, 128
-    )
+    check_answers_tokenized(dataset, tokenize_dataset(dataset, tokenizer, 128), tokenizer, 128)
     with pytest.raises(ValueError, match=r"its answer is number \d+ of the text, but the tokenized text holds"):
-        check_answers_tokenized(
-            dataset, tokenize_dataset(dataset, tokenizer, 12), tokenizer, 12
-        )
+        check_answers_tokenized(dataset, tokenize_dataset(dataset, tokenizer, 12), tokenizer, 12)
     text = build_tokenizer(tiny_args(number_encoding="text"), dataset)
     assert text.number_scheme == "text" and text.scheme is None
 
 
 # ---------------------------------------------------------------------- answers predicted from text
-TEXTS = ["{a:1.81, m:-0.21, b:0.69} m=-0.21", "{x:7, y:0} y=0", "q 5 - 3 = 2", "{h:2.5, k:1.234} k=1.234"]
+# a space before the negative answer: a byte-level BPE joins "=-" (see test_an_answer_joined_to_the_prompt_is_refused)
+TEXTS = ["{a:1.81, m:-0.21, b:0.69} m= -0.21", "{x:7, y:0} y=0", "q 5 - 3 = 2", "{h:2.5, k:1.234} k=1.234"]
 INDICES = [len(find_numbers(text)) - 1 for text in TEXTS]
 ANSWERS = [find_numbers(text)[-1].value for text in TEXTS]
 
@@ -276,6 +274,33 @@ def test_prediction_errors(backbone: str, answer_tokenizers) -> None:
         predict_answers(model, tokenizer, TEXTS, INDICES, max_length=4)
     with pytest.raises(ValueError, match="answer_index is 9 but the text has 4 numbers"):
         predict_answers(model, tokenizer, TEXTS[:1], [9])
+
+
+@pytest.mark.parametrize("backbone", list(BACKBONES))
+def test_an_answer_joined_to_the_prompt_is_refused(backbone: str) -> None:
+    """A token holding "=" and the answer's "-" would make the prompt depend on the answer's sign: refused
+    before training (check_answers_tokenized) and at prediction, never scored."""
+    texts = ["{m:-0.21, n:0.5} m=-0.21", "{m:0.3, n:-0.5} m=0.3"] * 10
+    tokenizer = train_number_tokenizer(texts, backbone, 300, number_scheme="text")
+    dataset = DatasetDict(
+        {s: Dataset.from_dict({"text": texts[:2], "answer_index": [2, 2]}) for s in ("train", "test")}
+    )
+    first = tokenizer.convert_ids_to_tokens(tokenizer(texts[0])["input_ids"])
+    joined = any("=" in token and "-" in token for token in first)
+    assert joined == (BACKBONES[backbone].tokenizer_model != "wordpiece")  # BERT splits punctuation apart
+    if not joined:
+        check_answers_tokenized(dataset, tokenize_dataset(dataset, tokenizer, 64), tokenizer, 64)
+        return
+    message = r"test example 0: the answer's first token also holds '( m)?=' of the text before the answer"
+    with pytest.raises(ValueError, match=message):
+        check_answers_tokenized(dataset, tokenize_dataset(dataset, tokenizer, 64), tokenizer, 64)
+    model = sized_model(backbone, "text", tokenizer)
+    with pytest.raises(ValueError, match="example 0: the answer's first token also holds '( m)?='"):
+        predict_answers(model, tokenizer, texts[:2], [2, 2])
+    positive = tokenizer.convert_ids_to_tokens(tokenizer(texts[1])["input_ids"])
+    if not any("=" in token and "0" in token for token in positive):  # Llama's BPE also learns "▁m=0"
+        [alone] = predict_answers(model, tokenizer, texts[1:2], [2])  # the positive answer alone: scored
+        assert alone is None or isinstance(alone, float)
 
 
 # ---------------------------------------------------------------------- the CLI end to end

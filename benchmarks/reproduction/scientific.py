@@ -59,6 +59,12 @@ PAPER_LOOKUP = {
     "fp15": {"mse": 7e-3, "acc3": 0.999, "mse_ood": 0.9e-1, "acc3_ood": 0.345},
     "xval": {"mse": 3e-3, "acc3": 0.06, "mse_ood": 3.5e-3, "acc3_ood": 0.015},
 }
+# The look-up details of a row's record (see _lookup_details), in the order of the table's last cells.
+LOOKUP_DETAIL_CELLS = (
+    ("test_mse_to_dict_mean", _sci),
+    ("test_sign_right", _pct),
+    ("test_sign_and_integer_right", _pct),
+)
 TEMPERATURE_ENCODINGS = ("xval", "fp15", "p1000")
 LARGE_TEMPERATURE_ERROR = 2.0  # °F: an error the persistence reference (1.1 °F RMS) rarely makes
 
@@ -109,10 +115,13 @@ def _predicted_values(predictions: list[float | None]) -> np.ndarray:
 
 
 def _lookup_details(run_dir: Path) -> dict[str, Any]:
-    """Per split, the MSE between the predictions and the mean of the dictionary's values.
+    """Per split, the MSE between the predictions and the mean of the dictionary's values; on the test
+    split, the share of valid predictions with the answer's sign and with its sign and integer part.
 
-    Near 0 while the MSE to the answer is large: the model averages the dictionary instead of
-    looking the queried key up. The run's own data (``training_args.json``) gives the dictionaries.
+    An MSE to the mean near 0 while the MSE to the answer is large: the model averages the dictionary
+    instead of looking the queried key up. The sign and integer part show a lookup learned in part (the
+    first pieces of the value, not its digits). The run's own data (``training_args.json``) gives the
+    dictionaries.
     """
     data = run_data(run_dir, "lookup")
     predictions = json.loads((run_dir / "predictions.json").read_text())
@@ -122,7 +131,19 @@ def _lookup_details(run_dir: Path) -> dict[str, Any]:
         means = np.array([np.mean(values) for values in data[split]["values"]])
         valid = ~np.isnan(predicted)
         details[f"{split}_mse_to_dict_mean"] = float(np.mean((predicted[valid] - means[valid]) ** 2))
+    predicted = _predicted_values(predictions["test"]["predictions"])
+    valid = ~np.isnan(predicted)
+    predicted, answers = predicted[valid], np.asarray(predictions["test"]["references"], dtype=float)[valid]
+    sign = np.sign(predicted) == np.sign(answers)
+    details["test_sign_right"] = float(np.mean(sign))
+    details["test_sign_and_integer_right"] = float(np.mean(sign & (np.trunc(predicted) == np.trunc(answers))))
     return details
+
+
+def _record_cell(result: dict[str, Any] | None, key: str, fmt: Callable[[float | None], str]) -> str:
+    """A value a row's details put in its record, formatted; "-" if the row has no record or ran before
+    its details recorded that value."""
+    return "-" if result is None or key not in result else fmt(result[key])
 
 
 def _with_predictions(
@@ -205,8 +226,8 @@ def scientific_report(results: dict[str, dict[str, Any]], out: Path) -> list[str
     lines += ["### Look-up (values in [-3, 3], (0.3, 0.5) held out)", ""]
     lines += [
         "| encoding | MSE | MSE OoD | 3 s.f. acc. | 3 s.f. acc. OoD | invalid | invalid OoD | MSE to dict. mean "
-        "| paper MSE / OoD |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| sign right | sign and integer part right | paper MSE / OoD |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for encoding in SCIENTIFIC_ENCODINGS:
         result = results.get(f"lookup-{encoding}")
@@ -217,7 +238,7 @@ def scientific_report(results: dict[str, dict[str, Any]], out: Path) -> list[str
             _split_cell(result, "test_ood", "accuracy_3sf", _pct),
             _result_cell(result, "invalid_rate", _pct),
             _split_cell(result, "test_ood", "invalid_rate", _pct),
-            "-" if result is None or "test_mse_to_dict_mean" not in result else _sci(result["test_mse_to_dict_mean"]),
+            *(_record_cell(result, key, fmt) for key, fmt in LOOKUP_DETAIL_CELLS),
         ]
         paper = PAPER_LOOKUP.get(encoding)
         paper_text = "-" if paper is None else f"{_sci(paper['mse'])} / {_sci(paper['mse_ood'])}"
@@ -226,7 +247,9 @@ def scientific_report(results: dict[str, dict[str, Any]], out: Path) -> list[str
         "",
         "MSE to dict. mean: the test predictions' MSE to the mean of the dictionary's values. Near 0 while "
         "the MSE to the answer stays near the values' variance (3): the model averages every value in the "
-        "prompt instead of looking the queried key up.",
+        "prompt instead of looking the queried key up. Sign right, sign and integer part right: shares of "
+        "the valid test predictions (a pick among the dictionary's values has the sign right about half the "
+        "time): well above that, the model finds the queried key but not yet the value's digits.",
     ]
     if _plot_ood(
         results,

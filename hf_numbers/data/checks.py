@@ -123,6 +123,42 @@ def check_answers_tokenized(
                     f"{split} example {row}: its answer is number {index} of the text, but the tokenized text "
                     f"holds {count} number(s) (max_length {max_length}); raise --max_length or fix the data"
                 )
+        if not tokenizer.num_token_ids:  # a text encoding: its answers must not share a token with the prompt
+            texts = dataset[split]["text"]
+            starts = [find_numbers(t)[i].start for t, i in zip(texts, dataset[split]["answer_index"])]
+            offsets = tokenizer(list(texts), return_offsets_mapping=True)["offset_mapping"]
+            first = [next((s for s, e in row if e > start), start) for row, start in zip(offsets, starts)]
+            check_answer_boundary(texts, starts, first, split)
+
+
+def check_answer_boundary(
+    texts: Sequence[str], answer_starts: Sequence[int], first_token_starts: Sequence[int], split: str = ""
+) -> None:
+    """Raise ``ValueError`` when an answer's first token also holds non-blank text before the answer.
+
+    A text encoding's tokenizer may join an answer's first character to the text before it (a byte-level
+    BPE learns ``=-`` from ``m=-2.5``). What the model is given would then depend on the answer: a causal
+    prompt (the tokens before the answer's first token) ends before ``=`` for a negative answer and after
+    it for a positive one; a masked model gets ``=`` masked only for a negative answer. Blank text (the
+    space of GPT-2's `` 15``) is joined to every answer alike and tells nothing.
+
+    Example:
+        >>> check_answer_boundary(["x = 15"], [4], [3])  # " 15": a space joined, allowed
+        >>> check_answer_boundary(["m=-2.5"], [2], [1])
+        Traceback (most recent call last):
+        ...
+        ValueError: example 0: the answer's first token also holds '=' of the text before the answer ('=-'), ...
+    """
+    where = f"{split} " if split else ""
+    for row, (text, start, token_start) in enumerate(zip(texts, answer_starts, first_token_starts, strict=True)):
+        joined = text[token_start:start]
+        if joined.strip():
+            raise ValueError(
+                f"{where}example {row}: the answer's first token also holds {joined!r} of the text before the "
+                f"answer ({text[token_start : start + 1]!r}), so what the model is given would depend on the "
+                "answer. Separate the answer from the text before it (a space), or use a number encoding, whose "
+                "number tokens are never joined to text."
+            )
 
 
 def _numbers_kept(texts: Sequence[str], rows: Sequence[Sequence[int]], tokenizer: Any, max_length: int) -> list[int]:

@@ -23,7 +23,9 @@ as the largest), as for the number encodings: a causal row with a NaN or infinit
 step it generated, a masked row with one at any of its answer's masked positions. Masking all
 the answer's tokens tells the model how many there are, which with ``text``'s variable-length
 numbers leaks a hint of the answer (xVal's appendix B.3); the schemes write every number with
-the same count.
+the same count. An answer whose first token also holds text before it (a byte-level BPE's ``=-`` in
+``m=-2.5``) is an error (:func:`~hf_numbers.data.checks.check_answer_boundary`): what the model is given
+would depend on the answer.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from typing import Any
 
 import torch
 
+from ..data.checks import check_answer_boundary
 from ..data.collators import prompt_lengths_of
 from ..modeling import NEUTRAL_NUMBER, find_numbers, get_encoding
 
@@ -175,6 +178,8 @@ def _generate_answers(
         prompts.append(
             {"input_ids": ids[:length], "attention_mask": [1] * length, "input_numbers": [NEUTRAL_NUMBER] * length}
         )
+    first_token_starts = [offsets[length][0] for offsets, length in zip(enc["offset_mapping"], lengths)]
+    check_answer_boundary(texts, [start for start, _ in spans], first_token_starts)
     batch = tokenizer.pad(prompts, padding_side="left", return_tensors="pt")
     new_tokens = tokenizer.scheme.tokens_per_number if tokenizer.scheme else TEXT_ANSWER_TOKENS
     with _finite_logits(model, last_only=True) as steps:
@@ -212,6 +217,10 @@ def _fill_answers(
     if not masked.any(-1).all():
         row = int((~masked.any(-1)).nonzero()[0])
         raise ValueError(f"example {row}: its answer is not in the tokenized text; was it truncated? Raise max_length.")
+    first = masked.int().argmax(-1)  # each row's first masked token
+    check_answer_boundary(
+        texts, [start for start, _ in spans], token_starts.gather(1, first[:, None]).squeeze(1).tolist()
+    )
     with _finite_logits(model, last_only=False) as forwards:
         filled, _ = model.fill_mask(
             input_ids=enc["input_ids"].masked_fill(masked, tokenizer.mask_token_id).to(model.device),
