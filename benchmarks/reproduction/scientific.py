@@ -131,12 +131,11 @@ def _lookup_details(run_dir: Path) -> dict[str, Any]:
         means = np.array([np.mean(values) for values in data[split]["values"]])
         valid = ~np.isnan(predicted)
         details[f"{split}_mse_to_dict_mean"] = float(np.mean((predicted[valid] - means[valid]) ** 2))
-    predicted = _predicted_values(predictions["test"]["predictions"])
-    valid = ~np.isnan(predicted)
-    predicted, answers = predicted[valid], np.asarray(predictions["test"]["references"], dtype=float)[valid]
-    sign = np.sign(predicted) == np.sign(answers)
-    details["test_sign_right"] = float(np.mean(sign))
-    details["test_sign_and_integer_right"] = float(np.mean(sign & (np.trunc(predicted) == np.trunc(answers))))
+        if split == "test":
+            written, answers = predicted[valid], np.asarray(predictions[split]["references"], dtype=float)[valid]
+            sign = np.sign(written) == np.sign(answers)
+            details["test_sign_right"] = float(np.mean(sign))
+            details["test_sign_and_integer_right"] = float(np.mean(sign & (np.trunc(written) == np.trunc(answers))))
     return details
 
 

@@ -20,6 +20,8 @@ from datasets import DatasetDict, load_from_disk
 from ..modeling import find_numbers
 from ._common import CORE_FEATURES, WORD_FEATURES
 
+Offsets = Sequence[Sequence[Sequence[int]]]  # per text, its tokens' (start, end) characters
+
 
 def _empty_splits(folder: Path) -> list[str]:
     """Splits that ``save_to_disk`` wrote without any rows (``datasets`` cannot load those back)."""
@@ -108,9 +110,12 @@ def check_answers_tokenized(
         >>> check_answers_tokenized(dataset, tokenized, tokenizer, 128)  # doctest: +SKIP
     """
     for split in tokenized:
-        counts = _numbers_kept(
-            dataset[split]["text"], tokenized[split]["input_ids"], tokenizer, max_length - int(end_with_eos)
-        )
+        texts = dataset[split]["text"]
+        offsets = None  # a text encoding's token offsets, truncated as tokenize_dataset truncates
+        if not tokenizer.num_token_ids:
+            truncated = {"truncation": True, "max_length": max_length - int(end_with_eos)}
+            offsets = tokenizer(list(texts), return_offsets_mapping=True, **truncated)["offset_mapping"]
+        counts = _numbers_kept(texts, tokenized[split]["input_ids"], tokenizer, offsets)
         if split == "train":
             if not any(counts):
                 raise ValueError("the tokenized train split holds no number, so there is nothing to learn")
@@ -123,18 +128,19 @@ def check_answers_tokenized(
                     f"{split} example {row}: its answer is number {index} of the text, but the tokenized text "
                     f"holds {count} number(s) (max_length {max_length}); raise --max_length or fix the data"
                 )
-        if not tokenizer.num_token_ids:  # a text encoding: its answers must not share a token with the prompt
-            texts = dataset[split]["text"]
+        if offsets is not None:  # a text encoding: its answers must not share a token with the prompt
             starts = [find_numbers(t)[i].start for t, i in zip(texts, dataset[split]["answer_index"])]
-            offsets = tokenizer(list(texts), return_offsets_mapping=True)["offset_mapping"]
-            first = [next((s for s, e in row if e > start), start) for row, start in zip(offsets, starts)]
-            check_answer_boundary(texts, starts, first, split)
+            check_answer_boundary(texts, starts, offsets, split)
 
 
 def check_answer_boundary(
-    texts: Sequence[str], answer_starts: Sequence[int], first_token_starts: Sequence[int], split: str = ""
+    texts: Sequence[str], answer_starts: Sequence[int], offsets: Offsets, split: str = ""
 ) -> None:
     """Raise ``ValueError`` when an answer's first token also holds non-blank text before the answer.
+
+    ``offsets`` are each text's tokens as ``(start, end)`` characters (a tokenizer's ``offset_mapping``);
+    an answer's first token is the first one ending after the answer's start, as for
+    :func:`~hf_numbers.data.prompt_lengths`.
 
     A text encoding's tokenizer may join an answer's first character to the text before it (a byte-level
     BPE learns ``=-`` from ``m=-2.5``). What the model is given would then depend on the answer: a causal
@@ -143,14 +149,15 @@ def check_answer_boundary(
     space of GPT-2's `` 15``) is joined to every answer alike and tells nothing.
 
     Example:
-        >>> check_answer_boundary(["x = 15"], [4], [3])  # " 15": a space joined, allowed
-        >>> check_answer_boundary(["m=-2.5"], [2], [1])
+        >>> check_answer_boundary(["x = 15"], [4], [[(0, 1), (1, 3), (3, 6)]])  # " 15": a space joined, allowed
+        >>> check_answer_boundary(["m=-2.5"], [2], [[(0, 1), (1, 3), (3, 4), (4, 6)]])
         Traceback (most recent call last):
         ...
         ValueError: example 0: the answer's first token also holds '=' of the text before the answer ('=-'), ...
     """
     where = f"{split} " if split else ""
-    for row, (text, start, token_start) in enumerate(zip(texts, answer_starts, first_token_starts, strict=True)):
+    for row, (text, start, tokens) in enumerate(zip(texts, answer_starts, offsets, strict=True)):
+        token_start = next((first for first, end in tokens if end > start), start)
         joined = text[token_start:start]
         if joined.strip():
             raise ValueError(
@@ -161,11 +168,13 @@ def check_answer_boundary(
             )
 
 
-def _numbers_kept(texts: Sequence[str], rows: Sequence[Sequence[int]], tokenizer: Any, max_length: int) -> list[int]:
-    """How many numbers of each text its tokenized row holds."""
-    if tokenizer.num_token_ids:
+def _numbers_kept(
+    texts: Sequence[str], rows: Sequence[Sequence[int]], tokenizer: Any, offsets: Offsets | None
+) -> list[int]:
+    """How many numbers of each text its tokenized row holds: its number tokens, or for a text encoding the
+    numbers inside its truncated ``offsets``."""
+    if offsets is None:
         ids = set(tokenizer.num_token_ids)
         return [sum(token in ids for token in row) for row in rows]
-    offsets = tokenizer(list(texts), truncation=True, max_length=max_length, return_offsets_mapping=True)
-    ends = [max((end for _, end in row), default=0) for row in offsets["offset_mapping"]]
+    ends = [max((end for _, end in row), default=0) for row in offsets]
     return [sum(number.end <= end for number in find_numbers(text)) for text, end in zip(texts, ends)]

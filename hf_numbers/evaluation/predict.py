@@ -178,8 +178,7 @@ def _generate_answers(
         prompts.append(
             {"input_ids": ids[:length], "attention_mask": [1] * length, "input_numbers": [NEUTRAL_NUMBER] * length}
         )
-    first_token_starts = [offsets[length][0] for offsets, length in zip(enc["offset_mapping"], lengths)]
-    check_answer_boundary(texts, [start for start, _ in spans], first_token_starts)
+    check_answer_boundary(texts, [start for start, _ in spans], enc["offset_mapping"])
     batch = tokenizer.pad(prompts, padding_side="left", return_tensors="pt")
     new_tokens = tokenizer.scheme.tokens_per_number if tokenizer.scheme else TEXT_ANSWER_TOKENS
     with _finite_logits(model, last_only=True) as steps:
@@ -217,10 +216,7 @@ def _fill_answers(
     if not masked.any(-1).all():
         row = int((~masked.any(-1)).nonzero()[0])
         raise ValueError(f"example {row}: its answer is not in the tokenized text; was it truncated? Raise max_length.")
-    first = masked.int().argmax(-1)  # each row's first masked token
-    check_answer_boundary(
-        texts, [start for start, _ in spans], token_starts.gather(1, first[:, None]).squeeze(1).tolist()
-    )
+    check_answer_boundary(texts, [start for start, _ in spans], enc["offset_mapping"].tolist())
     with _finite_logits(model, last_only=False) as forwards:
         filled, _ = model.fill_mask(
             input_ids=enc["input_ids"].masked_fill(masked, tokenizer.mask_token_id).to(model.device),
