@@ -6,7 +6,10 @@
     python benchmarks/reproduce.py fone --only fone-add6 --force   # re-run one row
 
 Each row runs the real command line (``python -m hf_numbers.cli train ...``, so a result is what a
-user gets with the same flags) in ``runs/reproduce/<suite>/<row>``, and its metrics, command, wall
+user gets with the same flags) in ``runs/reproduce/<suite>/<row>``; a row whose training would repeat
+another's (the planets' step-size rows: the target only chooses the number asked) runs
+``hf-numbers evaluate`` on that row's model instead, after it and again whenever it trains again.
+Its metrics, command, wall
 time and machine are kept in ``benchmarks/results/reproduce/<suite>/<row>.json``. A row whose JSON
 exists is not run again (``--force`` re-runs it), so an interrupted suite resumes where it stopped.
 The tables (with the papers' numbers beside ours) go to ``benchmarks/results/reproduction_<suite>.md``
@@ -67,20 +70,25 @@ def main(argv: Sequence[str] | None = None) -> None:
         and (args.only is None or row.name in args.only)
         and (args.force or not (store / f"{row.name}.json").exists())
     ]
+    trained = {row.name for row in todo}
+    todo += [row for row in rows if row.model_of in trained and row.name not in trained]  # its model changes
 
     def run_and_save(row: Row) -> None:
         record = run_row(row, args.suite, args.quick, threads)
         (store / f"{row.name}.json").write_text(json.dumps(record, indent=1) + "\n")
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # each row is its own process
-        list(pool.map(run_and_save, todo))
+        list(pool.map(run_and_save, [row for row in todo if row.model_of is None]))
+        list(pool.map(run_and_save, [row for row in todo if row.model_of is not None]))  # once their models exist
     results = {path.stem: json.loads(path.read_text()) for path in sorted(store.glob("*.json"))}
     out = store.parent if args.quick else RESULTS
+    evaluated = " (or `hf-numbers evaluate` of another row's model, whose training it would repeat)"
     lines = [
         f"# Reproduction: {args.suite}",
         "",
         f"Command: `python benchmarks/reproduce.py {args.suite}`. "
-        "Every row is one `hf-numbers train` run; its exact command, wall time and metrics are in "
+        f"Every row is one `hf-numbers train` run{evaluated if any(row.model_of for row in rows) else ''}; "
+        "its exact command, wall time and metrics are in "
         f"`benchmarks/results/reproduce/{args.suite}/<row>.json`.",
         "",
     ]

@@ -171,7 +171,13 @@ def _train(argv: Sequence[str]) -> dict:
     return summary
 
 
-def _evaluate(argv: Sequence[str]) -> None:
+def evaluate_parser() -> argparse.ArgumentParser:
+    """``hf-numbers evaluate``'s argument parser (parsing only: the checkpoint is read by the command).
+
+    Example:
+        >>> evaluate_parser().parse_args(["--checkpoint", "runs/x/final", "--task", "orbits"]).seed
+        0
+    """
     parser = argparse.ArgumentParser(
         prog="hf-numbers evaluate",
         description="Evaluate a saved model on a task's splits; print a table and write metrics.json and a plot.",
@@ -204,6 +210,11 @@ def _evaluate(argv: Sequence[str]) -> None:
         help="Add masked-word perplexity and top-k accuracy (each text token masked alone) to every split; "
         "default: true if the training run used --text_only. Splits with a target word always get them.",
     )
+    return parser
+
+
+def _evaluate(argv: Sequence[str]) -> None:
+    parser = evaluate_parser()
     args = parser.parse_args(argv)
     if not (args.task or args.data_dir):
         parser.error("give --task or --data_dir")

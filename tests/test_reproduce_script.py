@@ -11,17 +11,19 @@ import inspect
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from hf_numbers.cli import parse_train_args
-from hf_numbers.data import TASKS
+from hf_numbers.cli import evaluate_parser, parse_train_args
+from hf_numbers.data import TASKS, parse_task_options
 
 BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))  # as when the script runs: `python benchmarks/reproduce.py`
 import reproduce  # noqa: E402
-from reproduction.common import QUICK, RESULTS, ROOT  # noqa: E402
+from reproduction import common  # noqa: E402
+from reproduction.common import QUICK, RESULTS, ROOT, Row  # noqa: E402
 
 
 def test_results_paths_are_the_repository_ones() -> None:
@@ -37,7 +39,11 @@ def test_every_row_parses_with_the_train_cli(suite: str, tmp_path: Path) -> None
     rows = make_rows()
     names = [row.name for row in rows]
     assert rows and len(set(names)) == len(names), f"duplicate row names in {suite}"
+    by_name = {row.name: row for row in rows}
     for row in rows:
+        if row.model_of is not None:  # hf-numbers evaluate of another row's model, on that row's task
+            _check_evaluates_the_model_it_names(row, by_name)
+            continue
         for extra in ([], QUICK):
             argv = [*row.argv, *extra, "--output_dir", str(tmp_path / row.name), "--disable_tqdm", "true"]
             args = parse_train_args(argv)
@@ -46,6 +52,17 @@ def test_every_row_parses_with_the_train_cli(suite: str, tmp_path: Path) -> None
             options = set(args.task_generator_options())
             unknown = options - set(inspect.signature(TASKS[args.task].builder).parameters)
             assert not unknown, f"{row.name}: task {args.task} has no option {sorted(unknown)}"
+
+
+def _check_evaluates_the_model_it_names(row: Any, rows: dict[str, Any]) -> None:
+    """``row`` asks the model of a training row of its suite, on the same data but for the target."""
+    args = evaluate_parser().parse_args(["--checkpoint", "runs/x/final", *row.argv])
+    trained = rows[row.model_of]
+    assert trained.model_of is None, f"{row.name}: {row.model_of} trains no model"
+    train_args = parse_train_args([*trained.argv, "--output_dir", "runs/x", "--disable_tqdm", "true"])
+    assert (args.task, args.seed, args.max_length) == (train_args.task, train_args.data_seed, train_args.max_length)
+    asked, taught = parse_task_options(args.task_options), parse_task_options(train_args.task_options)
+    assert asked.pop("target") != taught.pop("target") and asked == taught, row.name
 
 
 def test_unknown_row_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -210,3 +227,66 @@ def test_lookup_details_score_the_sign_and_integer_part(tmp_path: Path, monkeypa
     assert text.endswith(f"| {scientific._sci(expected)} | 50.0% | 25.0% | - |")
     older = next(line for line in lines if line.startswith("| p10 |"))  # a record from before these cells: "-"
     assert older.endswith("| - | - | - | 0.021 / 0.38 |")
+
+
+def test_a_row_evaluating_another_rows_model_runs_after_it_and_again_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The planets step-size rows ask the a1 rows' models: run after them, and whenever they train again."""
+    from reproduction.scientific import scientific_rows
+
+    ran: list[str] = []
+
+    def fake_run_row(row: Row, suite: str, quick: bool, threads: int) -> dict[str, Any]:
+        ran.append(row.name)
+        return {"machine": "m", "wall_s": 1.0}
+
+    monkeypatch.setattr(reproduce, "run_row", fake_run_row)
+    monkeypatch.setattr(reproduce, "RESULTS", tmp_path)
+    monkeypatch.setitem(reproduce.SUITES, "scientific", (scientific_rows, lambda results, out: []))
+    reproduce.main(["scientific", "--only", "orbits-stepsize-text", "orbits-a1-text", "--jobs", "2"])
+    assert ran == ["orbits-a1-text", "orbits-stepsize-text"]
+    ran.clear()
+    reproduce.main(["scientific", "--only", "orbits-a1-text", "--force"])  # a new model: its answers change
+    assert ran == ["orbits-a1-text", "orbits-stepsize-text"]
+    ran.clear()
+    reproduce.main(["scientific", "--only", "orbits-stepsize-text", "--force"])  # the model stays
+    assert ran == ["orbits-stepsize-text"]
+
+
+def test_an_evaluating_row_records_the_evaluation_of_the_trained_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(common, "ROOT", tmp_path)
+    monkeypatch.setattr(common, "CARDS", tmp_path / "cards")
+    row = Row("ask-b", ("--task", "orbits", "--seed", "1"), {"task": "t"}, lambda out: {"kept": out.name}, "train-a")
+    failed = common.run_row(row, "suite", quick=False, threads=1)
+    assert "no model to evaluate: run row train-a first" in failed["error"]  # nothing trained yet
+
+    trained = common.row_folder("suite", "train-a")
+    (trained / "final").mkdir(parents=True)
+    (trained / "summary.json").write_text(json.dumps({"metrics": {"test": {"mse": 9.0}}, "steps": 20}))
+    (trained / "training_args.json").write_text(json.dumps({"train_size": 40}))
+    (tmp_path / "cards").mkdir()
+    stale = tmp_path / "cards" / "suite-ask-b.md"  # a card from when the row trained its own model
+    stale.write_text("old")
+    commands = []
+
+    def fake_run(command: list[str], env: dict[str, str]) -> tuple[int, str, float]:
+        commands.append(command)
+        out = Path(command[command.index("--output_dir") + 1])
+        out.mkdir(parents=True)
+        (out / "metrics.json").write_text(json.dumps({"test": {"mse": 0.5}}))
+        return 0, "", 2.0
+
+    monkeypatch.setattr(common, "_run_measured", fake_run)
+    record = common.run_row(row, "suite", quick=False, threads=1)
+    assert commands[0][2:6] == ["hf_numbers.cli", "evaluate", "--checkpoint", str(trained / "final")]
+    assert record["command"] == (
+        "hf-numbers evaluate --checkpoint runs/reproduce/suite/train-a/final --task orbits --seed 1 "
+        "--output_dir runs/reproduce/suite/ask-b"
+    )
+    assert record["metrics"] == {"test": {"mse": 0.5}}  # the evaluation's, not the training run's
+    assert (record["steps"], record["train_size"], record["model_of"]) == (20, 40, "train-a")
+    assert record["kept"] == "ask-b" and record["task"] == "t" and "error" not in record
+    assert not stale.exists()  # the model's card is the training row's

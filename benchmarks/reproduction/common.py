@@ -1,6 +1,6 @@
 """What every suite of ``benchmarks/reproduce.py`` shares.
 
-The row type (:class:`Row`), training a row through the real command line and recording the result
+The row type (:class:`Row`), running a row through the real command line and recording the result
 (:func:`run_row`, with :func:`machine` and :func:`commit`), and the helpers that turn a row's record into
 a table cell (``_result_cell``, ``_pct``, ``_num``, ...).
 """
@@ -48,7 +48,12 @@ QUICK = [
 
 @dataclass(frozen=True)
 class Row:
-    """One training run of a suite: its name, its ``hf-numbers train`` arguments and its table cell."""
+    """One run of a suite: its name, its ``hf-numbers train`` arguments and its table cell.
+
+    A row with ``model_of`` trains nothing: ``argv`` are ``hf-numbers evaluate`` arguments, asked of the
+    model that row ``model_of`` trained. It is for rows whose training would be the same (the planets
+    targets only choose which number of the description is asked at evaluation).
+    """
 
     name: str
     argv: tuple[str, ...]
@@ -56,6 +61,7 @@ class Row:
     details: Callable[[Path], dict[str, Any]] | None = None
     """Extra entries of the row's record, read from its finished run folder (e.g. per-group metrics of
     ``predictions.json``), so that the report never needs the run folder (``runs/`` is not committed)."""
+    model_of: str | None = None
 
 
 def _pct(value: float | None) -> str:
@@ -155,21 +161,37 @@ def _run_measured(command: list[str], env: dict[str, str]) -> tuple[int, str, fl
         return process.returncode, err.read(), usage.ru_utime + usage.ru_stime
 
 
+def row_folder(suite: str, name: str, quick: bool = False) -> Path:
+    """Where row ``name`` of ``suite`` writes its run (model, metrics, predictions)."""
+    return ROOT / "runs" / ("reproduce-quick" if quick else "reproduce") / suite / name
+
+
 def run_row(row: Row, suite: str, quick: bool, threads: int) -> dict[str, Any]:
-    """Train one row through the CLI on ``threads`` threads; return its record (metrics, command, wall time...)."""
-    run_dir = ROOT / "runs" / ("reproduce-quick" if quick else "reproduce") / suite / row.name
-    if run_dir.exists():
-        shutil.rmtree(run_dir)
-    argv = [*row.argv, *(QUICK if quick else []), "--output_dir", str(run_dir), "--disable_tqdm", "true"]
-    command = [sys.executable, "-m", "hf_numbers.cli", "train", *argv]
-    print(f"[{suite}] {row.name}: hf-numbers train {shlex.join(argv)}", flush=True)
+    """Train one row through the CLI on ``threads`` threads (or, for a ``model_of`` row, evaluate that
+    row's model); return its record (metrics, command, wall time...)."""
+    out = row_folder(suite, row.name, quick)
+    if out.exists():
+        shutil.rmtree(out)
+    shown = f"runs/reproduce/{suite}/{row.name}"
+    if row.model_of is None:
+        verb, argv = "train", [*row.argv, *(QUICK if quick else []), "--output_dir", str(out), "--disable_tqdm", "true"]
+        recorded = [*row.argv, "--output_dir", shown]
+    else:
+        checkpoint = row_folder(suite, row.model_of, quick) / "final"
+        verb, argv = "evaluate", ["--checkpoint", str(checkpoint), *row.argv, "--output_dir", str(out)]
+        recorded = ["--checkpoint", f"runs/reproduce/{suite}/{row.model_of}/final", *row.argv, "--output_dir", shown]
+    command = [sys.executable, "-m", "hf_numbers.cli", verb, *argv]
+    print(f"[{suite}] {row.name}: hf-numbers {verb} {shlex.join(argv)}", flush=True)
     start, start_commit = time.perf_counter(), commit()  # the code the row runs (main may move meanwhile)
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
-    returncode, stderr, cpu = _run_measured(command, env)
+    if row.model_of is None or checkpoint.is_dir():
+        returncode, stderr, cpu = _run_measured(command, env)
+    else:
+        returncode, stderr, cpu = 1, f"no model to evaluate: run row {row.model_of} first ({checkpoint} is missing)", 0
     wall = time.perf_counter() - start
     record: dict[str, Any] = {
         "name": row.name,
-        "command": "hf-numbers train " + shlex.join([*row.argv, "--output_dir", f"runs/reproduce/{suite}/{row.name}"]),
+        "command": f"hf-numbers {verb} " + shlex.join(recorded),
         "wall_s": round(wall, 1),
         "cpu_s": round(cpu, 1),
         "machine": machine(),
@@ -182,14 +204,20 @@ def run_row(row: Row, suite: str, quick: bool, threads: int) -> dict[str, Any]:
         record["error"] = stderr.strip().splitlines()[-1] if stderr.strip() else "failed"
         print(f"  failed: {record['error']}", flush=True)
         return record
-    summary = json.loads((run_dir / "summary.json").read_text())
-    arguments = json.loads((run_dir / "training_args.json").read_text())
-    record |= {"metrics": summary["metrics"], "steps": summary["steps"], "train_size": arguments["train_size"]}
+    trained = out if row.model_of is None else checkpoint.parent
+    summary = json.loads((trained / "summary.json").read_text())
+    arguments = json.loads((trained / "training_args.json").read_text())
+    metrics = summary["metrics"] if row.model_of is None else json.loads((out / "metrics.json").read_text())
+    record |= {"metrics": metrics, "steps": summary["steps"], "train_size": arguments["train_size"]}
+    if row.model_of is not None:
+        record["model_of"] = row.model_of
     if row.details is not None:
-        record |= row.details(run_dir)
-    if not quick:  # the reference model's card, named by where this command writes the model
-        card = ["card", str(run_dir), "--output", str(CARDS / f"{suite}-{row.name}.md"), "--license", CARD_LICENSE,
-                "--model_id", f"runs/reproduce/{suite}/{row.name}/final"]
-        subprocess.run([sys.executable, "-m", "hf_numbers.cli", *card], env=env, check=True, capture_output=True)
+        record |= row.details(out)
+    card = CARDS / f"{suite}-{row.name}.md"
+    if not quick and row.model_of is None:  # the reference model's card, named by where this command writes the model
+        command = ["card", str(out), "--output", str(card), "--license", CARD_LICENSE, "--model_id", f"{shown}/final"]
+        subprocess.run([sys.executable, "-m", "hf_numbers.cli", *command], env=env, check=True, capture_output=True)
+    elif not quick:
+        card.unlink(missing_ok=True)  # the model is row model_of's, and so is its card
     print(f"  {_minutes(wall)}: test {record['metrics']['test']}", flush=True)
     return record
