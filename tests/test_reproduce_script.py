@@ -117,17 +117,22 @@ def test_scientific_report_puts_the_training_mean_beside_the_planets(
         "wall_s": 60.0,
         "predictions": {"test_ood_a1": ood},  # kept in the record by the row's details
     }
-    lines = scientific.scientific_report({"orbits-a1-xval": result}, tmp_path)
+    asked = {"metrics": {"test": {"mse": 0.02}}, "wall_s": 30.0, "model_of": "orbits-a1-xval"}
+    alone = {"metrics": {"test": {"mse": 0.03}}, "wall_s": 60.0}  # a record from when the row trained
+    results = {"orbits-a1-xval": result, "orbits-stepsize-xval": asked, "orbits-stepsize-p10": alone}
+    lines = scientific.scientific_report(results, tmp_path)
+    note = next(line for line in lines if line.startswith("One model per encoding"))
+    assert note.endswith("trained the same model themselves: `orbits-stepsize-p10`.")
     inside = [line for line in lines if line.startswith("| a1 (2, 2.4) |")]
     corr = np.corrcoef([2.1, 2.3, 1.9], [2.05, 2.35, 2.2])[0, 1]
     assert inside == [f"| a1 (2, 2.4) | xval | 66.7% | {corr:.4f} |"]  # 2 of the 3 valid answers inside
     assert (tmp_path / "reproduction_orbits_a1_ood.png").stat().st_size > 0
     planets = lines[next(i for i, line in enumerate(lines) if line.startswith("### Planets")) :]
     xval = next(line for line in planets if line.startswith("| xval |"))
-    assert xval.startswith("| xval | 0.01 | 0.2 | - | - | 0.0% / - |")
+    assert xval.startswith("| xval | 0.01 | 0.2 | 0.02 | - | 0.0% / - |")
     mean_row = next(line for line in planets if line.startswith("| training mean (no model) |"))
     cells = [cell.strip() for cell in mean_row.split("|")[2:-1]]
-    assert cells[2:] == ["-"] * 5 and all(cell != "-" for cell in cells[:2])
+    assert cells[4:] == ["-"] * 3 and all(cell != "-" for cell in cells[:4])  # a1 and step-size rows ran
 
 
 def test_persistence_baseline_is_scored_on_the_rows_test_split() -> None:
