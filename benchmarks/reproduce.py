@@ -9,8 +9,8 @@ Each row runs the real command line (``python -m hf_numbers.cli train ...``, so 
 user gets with the same flags) in ``runs/reproduce/<suite>/<row>``; a row whose training would repeat
 another's (the planets' step-size rows: the target only chooses the number asked) runs
 ``hf-numbers evaluate`` on that row's model instead, after it and again whenever it trains again.
-Its metrics, command, wall
-time and machine are kept in ``benchmarks/results/reproduce/<suite>/<row>.json``. A row whose JSON
+A row's metrics, command, wall time and machine are kept in
+``benchmarks/results/reproduce/<suite>/<row>.json``. A row whose JSON
 exists is not run again (``--force`` re-runs it), so an interrupted suite resumes where it stopped.
 The tables (with the papers' numbers beside ours) go to ``benchmarks/results/reproduction_<suite>.md``
 and the plots next to them; the model card of each row's model to ``model_cards/<suite>-<row>.md``
