@@ -403,7 +403,7 @@ def _heldout_table(results: dict[str, dict[str, Any]]) -> list[str]:
 
 def _one_model_per_encoding(results: dict[str, dict[str, Any]]) -> list[str]:
     """The note that a planets model answers every target, naming the rows recorded before it did."""
-    asked = [f"orbits-{t}-{e}" for t in ORBIT_TARGETS if t != ORBITS_TRAINED_TARGET for e in SCIENTIFIC_ENCODINGS]
+    asked = [row.name for row in scientific_rows() if row.model_of is not None]
     alone = [f"`{name}`" for name in asked if name in results and not results[name].get("error")
              and "model_of" not in results[name]]  # fmt: skip
     note = (
