@@ -4,23 +4,29 @@ A model of a text encoding (no number module, see ``text_baselines.py``) returns
 ``number_predictions=None`` and, with labels, ``number_loss`` 0 (a zero tensor, so that
 ``loss == token_loss`` and training logs keep their shape).
 
+The causal output extends transformers' own ``CausalLMOutputWithPast``, so its KV-cache field
+has the installed release's name (``past_key_values`` up to 5.23, ``cache`` from 5.24):
+:data:`CACHE_NAME`. This is the one place that knows about that rename.
+
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import torch
-from transformers.cache_utils import Cache
-from transformers.utils import ModelOutput
+from transformers.modeling_outputs import CausalLMOutputWithPast, MaskedLMOutput
 
-__all__ = ["NumberCausalLMOutput", "NumberMaskedLMOutput"]
+__all__ = ["CACHE_NAME", "NumberCausalLMOutput", "NumberMaskedLMOutput"]
+
+#: The KV cache's name in the installed transformers' outputs and forward arguments.
+CACHE_NAME = "cache" if "cache" in {field.name for field in fields(CausalLMOutputWithPast)} else "past_key_values"
 
 
 @dataclass
-class NumberCausalLMOutput(ModelOutput):
+class NumberCausalLMOutput(CausalLMOutputWithPast):
     """Output of the causal number models (:class:`NumberGPT2ForCausalLM`, ``NumberLlamaForCausalLM``).
 
     Attributes:
@@ -30,24 +36,20 @@ class NumberCausalLMOutput(ModelOutput):
             it is the value of a number token at ``t + 1`` (None for a text encoding).
         token_loss: next-token cross-entropy.
         number_loss: number loss over positions whose (shifted) label is a number token (0 for a text encoding).
-        past_key_values, hidden_states, attentions: as in transformers' causal LM outputs.
+        cache (``past_key_values`` before transformers 5.24), hidden_states, attentions: inherited
+            from transformers' causal LM output (a tuple holds those fields first, then the number ones).
         head_hidden_states: with ``number_head=False``, the hidden states the number head reads
             (``generate`` runs the head on them only after choosing a number token).
     """
 
-    loss: torch.FloatTensor | None = None
-    logits: torch.FloatTensor | None = None
     number_predictions: torch.DoubleTensor | None = None
     token_loss: torch.FloatTensor | None = None
     number_loss: torch.FloatTensor | None = None
-    past_key_values: Cache | None = None
     head_hidden_states: torch.FloatTensor | None = None
-    hidden_states: tuple[torch.FloatTensor, ...] | None = None
-    attentions: tuple[torch.FloatTensor, ...] | None = None
 
 
 @dataclass
-class NumberMaskedLMOutput(ModelOutput):
+class NumberMaskedLMOutput(MaskedLMOutput):
     """Output of the masked number models (BERT, RoBERTa, ModernBERT).
 
     Attributes:
@@ -56,13 +58,9 @@ class NumberMaskedLMOutput(ModelOutput):
         number_predictions: decoded float64 value ``(B, L)`` at every position (None for a text encoding).
         token_loss: masked-token cross-entropy.
         number_loss: number loss over positions whose label is a number token (0 for a text encoding).
-        hidden_states, attentions: as in transformers' masked LM outputs.
+        hidden_states, attentions: inherited from transformers' masked LM output.
     """
 
-    loss: torch.FloatTensor | None = None
-    logits: torch.FloatTensor | None = None
     number_predictions: torch.DoubleTensor | None = None
     token_loss: torch.FloatTensor | None = None
     number_loss: torch.FloatTensor | None = None
-    hidden_states: tuple[torch.FloatTensor, ...] | None = None
-    attentions: tuple[torch.FloatTensor, ...] | None = None

@@ -29,7 +29,6 @@ from typing import Any
 import torch
 from torch import nn
 from torch.nn import functional as F
-from transformers.cache_utils import Cache
 from transformers.modeling_utils import slice_logits_to_keep
 from transformers.utils import ModelOutput
 from transformers.utils.generic import can_return_tuple
@@ -38,7 +37,7 @@ from .checks import check_number_weights, checked_input_numbers, saved_config_di
 from .encoding_base import NumberEncoding, autocast_disabled
 from .encoding_registry import build_number_encoding
 from .hub_card import NumberModelCardMixin
-from .modeling_outputs import NumberMaskedLMOutput
+from .modeling_outputs import CACHE_NAME, NumberMaskedLMOutput
 from .number_scaling import NumberScalingMixin
 from .parsing import NEUTRAL_NUMBER
 
@@ -222,7 +221,6 @@ class NumberModelMixin(NumberScalingMixin, NumberModelCardMixin):
         position_ids: torch.LongTensor | None = None,
         labels: torch.LongTensor | None = None,
         number_labels: torch.Tensor | None = None,
-        past_key_values: Cache | None = None,
         use_cache: bool | None = None,
         inputs_embeds: torch.Tensor | None = None,
         logits_to_keep: int | torch.Tensor = 0,
@@ -244,7 +242,8 @@ class NumberModelMixin(NumberScalingMixin, NumberModelCardMixin):
                 is None and ``head_hidden_states`` holds what it would read (``generate`` uses it).
             scaled_numbers: ``input_numbers`` and ``number_labels`` are already in the model's units (the
                 config's number scaling applied) and ``number_predictions`` stay in them (``generate`` uses it).
-            Other arguments are passed to the backbone.
+            Other arguments, the KV cache among them (``cache``, or ``past_key_values`` before transformers
+            5.24), are passed to the backbone.
 
         Returns ``number_predictions``, the decoded value at every position in the data's units
         (±inf where a log scaling's inverse overflows float64).
@@ -270,7 +269,7 @@ class NumberModelMixin(NumberScalingMixin, NumberModelCardMixin):
                 self._numbers_after_norm = (numbers, is_num)
             else:
                 embeds = self.number_encoding.embed(embeds, numbers, is_num)
-        backbone_kwargs = {"past_key_values": past_key_values, "use_cache": use_cache} if self.causal else {}
+        backbone_kwargs = {"use_cache": use_cache} if self.causal else {}
         if token_type_ids is not None:  # only when given: Llama and ModernBERT have no token types
             backbone_kwargs["token_type_ids"] = token_type_ids
         try:
@@ -304,7 +303,7 @@ class NumberModelMixin(NumberScalingMixin, NumberModelCardMixin):
                         logits, head_output, labels, number_labels, numbers, labels_name
                     )
                 loss = token_loss + self.config.number_loss_weight * number_loss
-        causal = {"past_key_values": outputs.past_key_values} if self.causal else {}
+        causal = {CACHE_NAME: getattr(outputs, CACHE_NAME)} if self.causal else {}
         if not number_head:
             causal["head_hidden_states"] = hidden_states
         return self.output_class(
