@@ -70,7 +70,7 @@ def test_example_adapts_a_plain_checkpoint_on_a_text_file(
     shutil.copytree(plain_tokenizer_dirs[backbone], plain)
     spec = BACKBONES[backbone]
     tokenizer = spec.load_plain_tokenizer(plain)
-    ids = {name: getattr(tokenizer, attribute) for name, attribute in spec.token_id_fields.items()}  # [PAD], [CLS]..
+    ids = {name: getattr(tokenizer, attribute) for name, attribute in spec.config_class.tokenizer_token_ids.items()}
     config = spec.plain_config_class(**{**spec.tiny_sizes, **ids, "vocab_size": len(tokenizer)})
     spec.plain_model_class(config).save_pretrained(plain)
     lines = [f"the parcel weighs {w / 10} kg and costs {w // 3 + 2} dollars" for w in range(12, 52)]

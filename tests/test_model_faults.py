@@ -166,7 +166,8 @@ def test_forward_refuses_values_at_tokens_that_are_not_number_tokens(tokenizer) 
     batch = tokenizer(["x=5 and 7.5"], return_tensors="pt")
     spaced = tokenizer.num_token_ids[1]
     assert spaced in batch["input_ids"][0]  # " 7.5" is the byte-level tokenizer's second number token
-    partial = NumberGPT2Config(**TINY, vocab_size=len(tokenizer), num_token_id=tokenizer.num_token_id)
+    eos = dict.fromkeys(["bos_token_id", "eos_token_id"], tokenizer.eos_token_id)  # GPT-2's 50256 lies outside
+    partial = NumberGPT2Config(**TINY, **eos, vocab_size=len(tokenizer), num_token_id=tokenizer.num_token_id)
     message = rf"holds 7\.5 at position \(0, \d+\), whose token id {spaced} is not a number token of this model "
     with pytest.raises(ValueError, match=message + rf"\(config\.num_token_ids = \[{partial.num_token_id}\]\)"):
         NumberGPT2ForCausalLM(partial)(**batch)

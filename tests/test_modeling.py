@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import transformers
 from model_helpers import (
     CAUSAL,
     ENCODINGS,
@@ -124,30 +125,24 @@ import transformers
 
 torch.set_num_threads(1)  # as in the tests, so that both sides compute bit-identical outputs
 root = sys.argv[1]
-for name, auto_class_name in zip(sys.argv[2::2], sys.argv[3::2]):
+for name, auto_class_name in zip(sys.argv[3::2], sys.argv[4::2]):
     path = f"{root}/{name}"
     model = getattr(transformers, auto_class_name).from_pretrained(path, trust_remote_code=True).eval()
     with torch.no_grad():
         out = model(**torch.load(f"{path}/inputs.pt"))
     result = {"logits": out.logits, "number_predictions": out.number_predictions, "module": type(model).__module__}
-    torch.save(result, f"{path}/remote_outputs.pt")
+    torch.save(result, f"{path}/{sys.argv[2]}")
 """
 
 
-@pytest.fixture(scope="module")
-def remote_checkpoints(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Every matrix model saved and reloaded with trust_remote_code in ONE fresh interpreter."""
-    root = tmp_path_factory.mktemp("remote")
-    names = []
-    for backbone, encoding in MATRIX + TEXT_MATRIX:
-        name = f"{backbone}-{encoding}"
-        remote_model(backbone, encoding).save_pretrained(root / name)
-        torch.save(inputs_only(random_batch(backbone)), root / name / "inputs.pt")
-        names += [name, BACKBONES[backbone].auto_class_name]
+def load_remotely(python: str, root: Path, outputs: str) -> None:
+    """Load every checkpoint under ``root`` with trust_remote_code in ONE fresh ``python``; save its outputs."""
+    names = [part for backbone, encoding in MATRIX + TEXT_MATRIX
+             for part in (f"{backbone}-{encoding}", BACKBONES[backbone].auto_class_name)]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_MODULES_CACHE=str(root / "modules"))
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_MODULES_CACHE=str(root / f"modules-{outputs}"))
     result = subprocess.run(
-        [sys.executable, "-c", _REMOTE_SCRIPT, str(root), *names],
+        [python, "-c", _REMOTE_SCRIPT, str(root), outputs, *names],
         cwd=root,
         env=env,
         capture_output=True,
@@ -155,6 +150,17 @@ def remote_checkpoints(tmp_path_factory: pytest.TempPathFactory) -> Path:
         timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
+
+
+@pytest.fixture(scope="module")
+def remote_checkpoints(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every matrix model saved and reloaded with trust_remote_code in ONE fresh interpreter."""
+    root = tmp_path_factory.mktemp("remote")
+    for backbone, encoding in MATRIX + TEXT_MATRIX:
+        name = f"{backbone}-{encoding}"
+        remote_model(backbone, encoding).save_pretrained(root / name)
+        torch.save(inputs_only(random_batch(backbone)), root / name / "inputs.pt")
+    load_remotely(sys.executable, root, "remote_outputs.pt")
     return root
 
 
@@ -178,6 +184,32 @@ def test_remote_code_load_in_a_fresh_interpreter(backbone: str, encoding: str, r
         assert remote["number_predictions"] is None
     else:
         assert torch.equal(local.number_predictions, remote["number_predictions"])
+
+
+_OTHER = os.environ.get("HF_NUMBERS_OTHER_PYTHON")
+OTHER_PYTHON = str(Path(_OTHER).absolute()) if _OTHER else None  # absolute, not resolved: a venv's python is a link
+
+
+@pytest.mark.skipif(not OTHER_PYTHON, reason="HF_NUMBERS_OTHER_PYTHON names no other environment "
+                    "(scripts/check_latest.sh sets it)")
+def test_remote_code_under_another_environment_gives_identical_outputs(remote_checkpoints: Path) -> None:
+    """Checkpoints saved here load with their own code in another environment (say, another transformers)."""
+    other = subprocess.run([OTHER_PYTHON, "-c", "import transformers, torch; print(transformers.__version__, "
+                            "torch.__version__)"], capture_output=True, text=True, check=True).stdout.strip()
+    print(f"saved under transformers {transformers.__version__}, torch {torch.__version__}; loaded under {other}")
+    load_remotely(OTHER_PYTHON, remote_checkpoints, "other_outputs.pt")
+    different = []
+    for backbone, encoding in MATRIX + TEXT_MATRIX:
+        here = torch.load(remote_checkpoints / f"{backbone}-{encoding}" / "remote_outputs.pt")
+        there = torch.load(remote_checkpoints / f"{backbone}-{encoding}" / "other_outputs.pt")
+        assert there["module"].startswith("transformers_modules.")
+        if not all(_same(here[key], there[key]) for key in ("logits", "number_predictions")):
+            different.append(f"{backbone}-{encoding}")
+    assert not different, f"outputs differ under {other}: {different}"
+
+
+def _same(a: torch.Tensor | None, b: torch.Tensor | None) -> bool:
+    return a is None and b is None or a is not None and b is not None and torch.equal(a, b)
 
 
 # ---------------------------------------------------------------------- losses and positions
@@ -286,6 +318,27 @@ def test_invalid_inputs_are_value_errors(backbone: str) -> None:
 def test_config_needs_a_number_token() -> None:
     with pytest.raises(ValueError, match="num_token_id must be set"):
         MODEL_CLASSES["bert"](tiny_config("bert", "xval", num_token_id=None, num_token_ids=None))
+
+
+@pytest.mark.parametrize("backbone", BACKBONES)
+def test_a_config_from_a_tokenizer_takes_every_special_id_from_it(backbone: str, plain_tokenizer_dirs) -> None:
+    spec = BACKBONES[backbone]
+    tokenizer = spec.tokenizer_class.from_pretrained(plain_tokenizer_dirs[backbone])  # 400 pieces, not 50k
+    config = spec.config_class.from_tokenizer(tokenizer, **spec.size_config(32, 2, 2, 64), number_encoding="xval")
+    special = {field: getattr(config, field) for field in spec.config_class.tokenizer_token_ids}
+    assert special == {field: getattr(tokenizer, name) for field, name in spec.config_class.tokenizer_token_ids.items()}
+    assert all(i is None or i < len(tokenizer) for i in special.values()), special
+    assert config.vocab_size == len(tokenizer) and config.num_token_ids == tokenizer.num_token_ids
+    model = spec.model_class(config).eval()  # ModernBERT's default pad id 50283 crashed here
+    batch = tokenizer(["the mass is 1.5 kg"], return_tensors="pt")
+    with torch.no_grad():
+        assert torch.isfinite(model(**batch).logits).all()
+
+
+@pytest.mark.parametrize("field", ["pad_token_id", "bos_token_id", "eos_token_id"])
+def test_a_special_token_id_outside_the_vocabulary_is_refused(field: str) -> None:
+    with pytest.raises(ValueError, match=rf"{field}={VOCAB} lies outside the vocabulary: .*\[0, {VOCAB}\)"):
+        tiny_config("llama", "xval", **{field: VOCAB})
 
 
 # ---------------------------------------------------------------------- freezing and real checkpoints

@@ -94,9 +94,6 @@ class BackboneSpec:
         size_fields: the config's names for the sizes of a new model (:meth:`new_config`).
         position_offset: positions a new model needs beyond the longest input
             (RoBERTa: 2, its positions start after the padding index).
-        token_id_fields: config fields a new model takes from tokenizer attributes
-            (GPT-2: ``bos_token_id`` and ``eos_token_id`` are the tokenizer's eos; ModernBERT:
-            ``cls_token_id`` and ``sep_token_id`` too).
         dropout_fields: the config's dropout probabilities.
         tiny_sizes: config fields of the tests' tiny models (hidden 32, 2 layers).
 
@@ -117,7 +114,6 @@ class BackboneSpec:
     dropout_fields: tuple[str, ...]
     tiny_sizes: Mapping[str, Any]
     position_offset: int = 0
-    token_id_fields: Mapping[str, str] = field(default_factory=lambda: {"pad_token_id": "pad_token_id"})
     tokenizer_options: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -200,9 +196,8 @@ class BackboneSpec:
             >>> config = BACKBONES["bert"].new_config(tokenizer, hidden_size=64, num_layers=2, num_heads=2,
             ...                                       max_length=128, number_encoding="fone")  # doctest: +SKIP
         """
-        token_ids = {name: getattr(tokenizer, attribute) for name, attribute in self.token_id_fields.items()}
         return self.config_class.from_tokenizer(
-            tokenizer, **self.size_config(hidden_size, num_layers, num_heads, max_length), **token_ids, **fields
+            tokenizer, **self.size_config(hidden_size, num_layers, num_heads, max_length), **fields
         )
 
 
@@ -228,8 +223,6 @@ BACKBONES: dict[str, BackboneSpec] = {
             dropout_fields=("resid_pdrop", "embd_pdrop", "attn_pdrop"),
             tiny_sizes={"n_embd": 32, "n_layer": 2, "n_head": 2, "n_positions": 64, "bos_token_id": 0,
                         "eos_token_id": 0},
-            token_id_fields={"pad_token_id": "pad_token_id", "bos_token_id": "eos_token_id",
-                             "eos_token_id": "eos_token_id"},
         ),
         BackboneSpec(
             name="bert",
@@ -272,8 +265,6 @@ BACKBONES: dict[str, BackboneSpec] = {
             dropout_fields=("attention_dropout",),
             tiny_sizes={"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1,
                         "intermediate_size": 64, "max_position_embeddings": 64},
-            token_id_fields={"pad_token_id": "pad_token_id", "bos_token_id": "bos_token_id",
-                             "eos_token_id": "eos_token_id"},
         ),
         BackboneSpec(
             name="modernbert",
@@ -288,9 +279,6 @@ BACKBONES: dict[str, BackboneSpec] = {
             dropout_fields=("embedding_dropout", "attention_dropout", "mlp_dropout", "classifier_dropout"),
             tiny_sizes={**_BERT_TINY, "max_position_embeddings": 64, "local_attention": 8, "bos_token_id": 2,
                         "eos_token_id": 3, "cls_token_id": 2, "sep_token_id": 3},
-            token_id_fields={"pad_token_id": "pad_token_id", "bos_token_id": "cls_token_id",
-                             "eos_token_id": "sep_token_id", "cls_token_id": "cls_token_id",
-                             "sep_token_id": "sep_token_id"},
         ),
     )
 }

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from huggingface_hub.dataclasses import strict
 from transformers import BertConfig, GPT2Config, LlamaConfig, ModernBertConfig, PreTrainedConfig, RobertaConfig
@@ -65,6 +65,9 @@ class NumberConfigFields:
     number_scaling_scale: float = 1.0
     number_scaling_log: bool = False
 
+    #: Special-token ids :meth:`from_tokenizer` takes from the tokenizer: config field -> tokenizer attribute.
+    tokenizer_token_ids: ClassVar[dict[str, str]] = {"pad_token_id": "pad_token_id"}
+
     @property
     def custom_pipelines(self) -> dict[str, Any]:
         """The checkpoint's pipelines (``config.json``), less those this process has registered itself.
@@ -92,19 +95,28 @@ class NumberConfigFields:
 
     @classmethod
     def from_tokenizer(cls, tokenizer: Any, **kwargs: Any) -> Any:
-        """A config for ``tokenizer``: ``vocab_size=len(tokenizer)`` and every number token id.
+        """A config for ``tokenizer``: ``vocab_size=len(tokenizer)``, its special-token ids and every number token id.
 
-        ``num_token_ids`` takes all of ``tokenizer.num_token_ids``: a byte-level tokenizer (GPT-2,
-        RoBERTa) has a second number token ``" [NUM]"`` for a number after a space, which a config
-        built from ``num_token_id`` alone would not see as a number. ``kwargs`` are further fields.
+        The special ids (pad, bos, eos, ...: :attr:`tokenizer_token_ids`) the tokenizer has come from it, not
+        the backbone's defaults (GPT-2's 50256 lies outside a new 300-token vocabulary). ``num_token_ids``
+        takes all of ``tokenizer.num_token_ids``: a byte-level tokenizer (GPT-2, RoBERTa) has a second
+        number token ``" [NUM]"`` for a number after a space. ``kwargs`` are further fields, and win.
 
         Example:
             >>> config = NumberGPT2Config.from_tokenizer(tokenizer, n_embd=64, n_layer=2, n_head=2)  # doctest: +SKIP
             >>> config.num_token_ids == tokenizer.num_token_ids  # doctest: +SKIP
             True
         """
-        fields = {"vocab_size": len(tokenizer), "num_token_id": tokenizer.num_token_id}
-        return cls(**fields, num_token_ids=list(tokenizer.num_token_ids), **kwargs)
+        fields = {"vocab_size": len(tokenizer), **cls.token_ids_of(tokenizer)}
+        return cls(**fields | kwargs)
+
+    @classmethod
+    def token_ids_of(cls, tokenizer: Any) -> dict[str, Any]:
+        """The config fields of ``tokenizer``'s ids: the special tokens it has (:attr:`tokenizer_token_ids`)
+        and its number tokens."""
+        special = {name: getattr(tokenizer, attribute) for name, attribute in cls.tokenizer_token_ids.items()}
+        numbers = {"num_token_id": tokenizer.num_token_id, "num_token_ids": list(tokenizer.num_token_ids)}
+        return {name: i for name, i in special.items() if i is not None} | numbers
 
     def _validate_number_fields(self) -> None:
         get_encoding(self.number_encoding)  # a ValueError listing the registered encodings
@@ -115,6 +127,7 @@ class NumberConfigFields:
         self.num_token_ids = [int(i) for i in self.num_token_ids]
         if self.num_token_ids and self.num_token_id not in self.num_token_ids:
             raise ValueError(f"num_token_ids={self.num_token_ids} must contain num_token_id={self.num_token_id}")
+        self._check_token_ids_in_vocabulary()
         if not (math.isfinite(self.number_loss_weight) and self.number_loss_weight >= 0):
             raise ValueError(f"number_loss_weight must be a finite number >= 0, got {self.number_loss_weight}")
         scaling = NumberScaling.from_config(self)  # a ValueError naming the scaling field
@@ -123,11 +136,36 @@ class NumberConfigFields:
             encoding.validate_options(self)
 
 
+    def _check_token_ids_in_vocabulary(self) -> None:
+        """A ``ValueError`` naming the field for a special-token id outside ``[0, vocab_size)``.
+
+        The number ids are left out: adapting a plain checkpoint loads its config before the embeddings grow
+        to hold them (``from_pretrained_backbone``).
+        """
+        for name in _SPECIAL_ID_FIELDS:
+            value = getattr(self, name, None)
+            values = value if isinstance(value, (list, tuple)) else [value]
+            if any(i is not None and not 0 <= i < self.vocab_size for i in values):
+                raise ValueError(
+                    f"{name}={value} lies outside the vocabulary: token ids must be in [0, {self.vocab_size}) "
+                    f"(vocab_size={self.vocab_size}); {type(self).__name__}.from_tokenizer(tokenizer) takes them "
+                    "from the tokenizer"
+                )
+
+
+_SPECIAL_ID_FIELDS = ("pad_token_id", "bos_token_id", "eos_token_id", "cls_token_id", "sep_token_id")
+
+
 def _checked_from_dict(cls: type, config_dict: dict[str, Any], **kwargs: Any) -> Any:
     """``PreTrainedConfig.from_dict`` (how a saved ``config.json`` loads), refusing a saved number config that
-    lacks a field of its encoding (:func:`check_saved_config`; ``kwargs`` that set it count)."""
+    lacks a field of its encoding (:func:`check_saved_config`; ``kwargs`` that set it count).
+
+    ``kwargs`` that are config fields go into the construction, so the validation sees the values the config
+    ends with (transformers would set them after it, unchecked).
+    """
     check_saved_config(config_dict, cls.model_type, kwargs)
-    return PreTrainedConfig.from_dict.__func__(cls, config_dict, **kwargs)
+    fields = {key: kwargs.pop(key) for key in list(kwargs) if key in cls.__dataclass_fields__}
+    return PreTrainedConfig.from_dict.__func__(cls, config_dict | fields, **kwargs)
 
 
 @strict
@@ -142,6 +180,8 @@ class NumberGPT2Config(GPT2Config, NumberConfigFields):
     """
 
     model_type = "number_gpt2"
+    tokenizer_token_ids = {"pad_token_id": "pad_token_id", "bos_token_id": "eos_token_id",
+                           "eos_token_id": "eos_token_id"}
 
     def __post_init__(self, **kwargs):
         super().__post_init__(**kwargs)
@@ -176,6 +216,8 @@ class NumberRobertaConfig(RobertaConfig, NumberConfigFields):
     """
 
     model_type = "number_roberta"
+    tokenizer_token_ids = {"pad_token_id": "pad_token_id", "bos_token_id": "bos_token_id",
+                           "eos_token_id": "eos_token_id"}
 
     def __post_init__(self, **kwargs):
         super().__post_init__(**kwargs)
@@ -193,6 +235,8 @@ class NumberLlamaConfig(LlamaConfig, NumberConfigFields):
     """
 
     model_type = "number_llama"
+    tokenizer_token_ids = {"pad_token_id": "pad_token_id", "bos_token_id": "bos_token_id",
+                           "eos_token_id": "eos_token_id"}
 
     def __post_init__(self, **kwargs):
         super().__post_init__(**kwargs)
@@ -210,6 +254,9 @@ class NumberModernBertConfig(ModernBertConfig, NumberConfigFields):
     """
 
     model_type = "number_modernbert"
+    tokenizer_token_ids = {"pad_token_id": "pad_token_id", "bos_token_id": "cls_token_id",
+                           "eos_token_id": "sep_token_id", "cls_token_id": "cls_token_id",
+                           "sep_token_id": "sep_token_id"}
 
     def __post_init__(self, **kwargs):
         super().__post_init__(**kwargs)

@@ -115,22 +115,18 @@ class NumberModelMixin(NumberScalingMixin, NumberModelCardMixin):
     ) -> Any:
         """Load a plain checkpoint of the backbone and add the tokenizer's number tokens.
 
-        Every backbone weight is reused; the embeddings grow to ``len(tokenizer)`` (new rows
-        initialised by transformers' mean resizing; ``pad_to_multiple_of``, e.g. 64, rounds the
-        size up, which keeps the token head's matrix shapes fast) and the number module is
-        initialised. ``kwargs`` go to ``from_pretrained`` (config fields such as ``number_encoding``).
+        The config takes the tokenizer's special-token and number ids. Every backbone weight is
+        reused; the embeddings grow to ``len(tokenizer)`` (new rows initialised by transformers' mean
+        resizing; ``pad_to_multiple_of``, e.g. 64, rounds the size up, which keeps the token head's
+        matrix shapes fast) and the number module is initialised. ``kwargs`` go to ``from_pretrained`` (config fields such as ``number_encoding``).
 
         Example:
             >>> tok = NumberBertTokenizer.from_pretrained(path)  # doctest: +SKIP
             >>> model = NumberBertForMaskedLM.from_pretrained_backbone(path, tok, number_encoding="float",
             ...                                                       freeze_backbone=True)  # doctest: +SKIP
         """
-        model = cls.from_pretrained(
-            pretrained_model_name_or_path,
-            num_token_id=tokenizer.num_token_id,
-            num_token_ids=list(tokenizer.num_token_ids),
-            **kwargs,
-        )
+        ids = cls.config_class.token_ids_of(tokenizer)  # special and number ids from the tokenizer, as it says
+        model = cls.from_pretrained(pretrained_model_name_or_path, **ids | kwargs)
         if len(tokenizer) > model.config.vocab_size or pad_to_multiple_of:
             model.resize_token_embeddings(len(tokenizer), pad_to_multiple_of=pad_to_multiple_of)
         return model
