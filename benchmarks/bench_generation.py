@@ -38,7 +38,9 @@ CAUSAL = [name for name, spec in BACKBONES.items() if spec.causal]
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     add_common_arguments(parser, RESULTS)
     parser.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 16])
     parser.add_argument("--prompt-len", type=int, default=32)

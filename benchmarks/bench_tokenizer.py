@@ -86,7 +86,7 @@ def throughput(tokenizer, texts: list[str], batch_size: int, repeats: int) -> fl
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n")[0])
     parser.add_argument("--texts", type=int, default=2000, help="texts per kind")
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--repeats", type=int, default=5)

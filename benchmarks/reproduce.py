@@ -44,7 +44,9 @@ SUITES: dict[str, tuple[Callable[[], list[Row]], Callable[[dict[str, dict[str, A
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("suite", choices=sorted(SUITES))
     parser.add_argument("--only", nargs="*", default=None, help="Run only these rows (names as in the results).")
     parser.add_argument("--force", action="store_true", help="Re-run rows that already have a result.")

@@ -10,7 +10,8 @@
 
 ``train`` takes every field of :class:`~hf_numbers.training.NumberTrainingArguments`
 (``hf-numbers train --help`` lists them) and runs unchanged under ``accelerate launch``.
-A bad argument is a usage error (exit code 2).
+A bad argument is a usage error (exit code 2); flags are never abbreviated (``--max_step`` is
+unknown, not ``--max_steps``), so a mistyped flag cannot be taken for another.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from .training import NumberTrainingArguments, build_dataset, load_trained, run_
 from .training.arguments import RENAMED
 from .training.loop import check_run
 from .training.model_card import model_card_from_run, run_folders
+from .training.run_folder import RunFolderInUseError
 
 DEMO_ARGS = [
     "--task",
@@ -84,6 +86,7 @@ def _add_task_options(parser: argparse.ArgumentParser, default: str = "") -> Non
 def _make_data(argv: Sequence[str]) -> None:
     parser = argparse.ArgumentParser(
         prog="hf-numbers make-data",
+        allow_abbrev=False,
         description="Generate a task and save it with datasets' save_to_disk (train/validation/test and OoD splits).",
     )
     parser.add_argument("--task", required=True, choices=sorted(TASKS), help="Which task to generate.")
@@ -125,23 +128,30 @@ def _read_args_file(parser: HfArgumentParser, path: Path) -> None:
     parser.set_defaults(**values)
 
 
+def train_parser(prog: str = "hf-numbers train") -> HfArgumentParser:
+    """``hf-numbers train``'s argument parser (no abbreviated flags: ``--max_step`` is not ``--max_steps``)."""
+    return HfArgumentParser(
+        NumberTrainingArguments,
+        prog=prog,
+        allow_abbrev=False,
+        description="Train a number-aware model, evaluate it, save it with its tokenizer "
+        "to <output_dir>/final, and write metrics.json and a plot. The arguments can come from a "
+        "JSON file given first (`hf-numbers train args.json`, e.g. a run's training_args.json).",
+    )
+
+
 def parse_train_args(argv: Sequence[str], prog: str = "hf-numbers train") -> NumberTrainingArguments:
     """``hf-numbers train``'s arguments: flags, or a JSON file first (its values; flags after it win).
 
-    Unknown flags, bad values and arguments that training would refuse (a used ``output_dir``,
-    a missing checkpoint) are usage errors: a message and ``SystemExit(2)``, no traceback.
+    Unknown flags, bad values (a name outside its closed set: task, backbone, number_encoding, ...)
+    and arguments that training would refuse (a used ``output_dir``, a missing checkpoint) are usage
+    errors: a message and ``SystemExit(2)``, no traceback.
 
     Example:
         >>> parse_train_args(["--task", "lookup", "--max_steps", "10"]).max_steps
         10
     """
-    parser = HfArgumentParser(
-        NumberTrainingArguments,
-        prog=prog,
-        description="Train a number-aware model, evaluate it, save it with its tokenizer "
-        "to <output_dir>/final, and write metrics.json and a plot. The arguments can come from a "
-        "JSON file given first (`hf-numbers train args.json`, e.g. a run's training_args.json).",
-    )
+    parser = train_parser(prog)
     argv = list(argv)
     if argv and argv[0].endswith(".json"):
         _read_args_file(parser, Path(argv.pop(0)))
@@ -160,8 +170,11 @@ def parse_train_args(argv: Sequence[str], prog: str = "hf-numbers train") -> Num
 
 def _train(argv: Sequence[str]) -> dict:
     args = parse_train_args(argv)
-    with logging_redirect_tqdm(loggers=[logging.getLogger("hf_numbers")]):  # log lines above the progress bar
-        summary = run_training(args)
+    try:
+        with logging_redirect_tqdm(loggers=[logging.getLogger("hf_numbers")]):  # log lines above the progress bar
+            summary = run_training(args)
+    except RunFolderInUseError as error:  # another run holds --output_dir: refused before anything was written
+        train_parser().error(str(error))
     if "metrics" in summary:  # the main process: it evaluated and saved
         print(f"\nResults after {summary['steps']} steps (final training loss {summary['last_train_loss']:.4f}):")
         print(format_metrics_table(summary["metrics"]))
@@ -180,6 +193,7 @@ def evaluate_parser() -> argparse.ArgumentParser:
     """
     parser = argparse.ArgumentParser(
         prog="hf-numbers evaluate",
+        allow_abbrev=False,
         description="Evaluate a saved model on a task's splits; print a table and write metrics.json and a plot.",
     )
     parser.add_argument(
@@ -263,6 +277,7 @@ def _evaluate(argv: Sequence[str]) -> None:
 def _card(argv: Sequence[str]) -> None:
     parser = argparse.ArgumentParser(
         prog="hf-numbers card",
+        allow_abbrev=False,
         description="Write the model card of a finished `hf-numbers train` run again (what training writes to "
         "final/README.md): Hub metadata with a model-index of every split's metrics, usage through the pipeline, "
         "training data, metrics, arguments, limits. Reads final/, training_args.json and metrics.json.",

@@ -15,9 +15,10 @@ from accelerate.state import AcceleratorState
 from accelerate.tracking import get_available_trackers
 from transformers import TrainingArguments
 
+from hf_numbers.cli import evaluate_parser, parse_train_args
 from hf_numbers.cli import main as cli_main
-from hf_numbers.cli import parse_train_args
 from hf_numbers.data import TASKS
+from hf_numbers.modeling import NUMBER_ENCODINGS
 from hf_numbers.training import NumberTrainingArguments, make_accelerator
 from hf_numbers.training.arguments import DEFAULTS, RENAMED
 from hf_numbers.training.loop import resolve_mixed_precision
@@ -75,6 +76,53 @@ def test_bad_arguments_are_usage_errors(tmp_path: Path, capsys: pytest.CaptureFi
     (tmp_path / "list.json").write_text("[1, 2]")
     assert "must hold a JSON object" in _usage_error(["train", str(tmp_path / "list.json")], capsys)
     assert "cannot read the arguments file" in _usage_error(["train", str(tmp_path / "none.json")], capsys)
+
+
+def _parse_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """Parse `hf-numbers train <argv>` only (nothing trains if it is accepted), expect a usage error (exit code 2)
+    whose error is one line, and return the message."""
+    with pytest.raises(SystemExit) as exit_info:
+        parse_train_args(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: hf-numbers train") and "Traceback" not in err
+    assert err.rstrip("\n").splitlines()[-1].startswith("hf-numbers train: error: ")
+    return err
+
+
+def test_a_flag_is_never_abbreviated(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`hf-numbers train --max_step 10` was taken as --max_steps (argparse's prefix matching): a typo could set
+    another argument. Every command refuses an abbreviation."""
+    err = _parse_error(["--max_step", "10", "--output_dir", str(tmp_path / "run")], capsys)
+    assert "unrecognized arguments: --max_step 10" in err
+    with pytest.raises(SystemExit) as exit_info:
+        evaluate_parser().parse_args(["--checkpoint", str(tmp_path), "--task", "lookup", "--eval", "5"])
+    assert exit_info.value.code == 2 and "unrecognized arguments: --eval 5" in capsys.readouterr().err
+    data = tmp_path / "data"
+    for argv in (["make-data", "--task", "lookup", "--output", str(data), "--train", "4"],
+                 ["card", str(tmp_path), "--lic", "mit"]):
+        with pytest.raises(SystemExit) as exit_info:
+            cli_main(argv)
+        assert exit_info.value.code == 2 and f"unrecognized arguments: {' '.join(argv[-2:])}" in capsys.readouterr().err
+    assert not data.exists()
+
+
+def test_a_name_outside_its_closed_set_is_a_usage_error_listing_the_allowed_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--task nosuchtask` ended in a 15-line traceback (exit code 1) once training had started, unlike
+    `--backbone t5`; a task, an encoding and a task option are now checked with the arguments, from flags and
+    from a JSON file alike."""
+    run = ["--output_dir", str(tmp_path / "run")]
+    err = _parse_error(["--task", "nosuchtask", *run], capsys)
+    assert f"task='nosuchtask' is unknown; allowed: {', '.join(TASKS)}" in err
+    err = _parse_error(["--number_encoding", "nosuch", *run], capsys)
+    assert f"number_encoding='nosuch' is unknown; allowed: {', '.join(NUMBER_ENCODINGS)}" in err
+    err = _parse_error(["--task", "multiplication", "--task_options", "colour=red", *run], capsys)
+    assert "task 'multiplication' has no option colour; allowed: digits, train_size" in err
+    for values in ({"task": "nosuchtask"}, {"number_encoding": "nosuch"}):
+        (tmp_path / "args.json").write_text(json.dumps(values))
+        assert "is unknown; allowed: " in _parse_error([str(tmp_path / "args.json"), *run], capsys)
 
 
 def test_the_command_exits_with_code_2_and_no_traceback() -> None:

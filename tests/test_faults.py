@@ -4,16 +4,21 @@ error or a documented safe behaviour, and nothing of an earlier run is lost by s
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
+import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import torch
 from accelerate.utils import set_seed
 from datasets import DatasetDict
+from safetensors import SafetensorError
 from safetensors.torch import load_file
 
 from hf_numbers.cli import main as cli_main
@@ -31,8 +36,10 @@ from hf_numbers.training import (
     tokenize_dataset,
     train_model,
 )
+from hf_numbers.training import checkpoints as checkpoints_module
 from hf_numbers.training import pipeline as pipeline_module
 from hf_numbers.training.loop import check_run
+from hf_numbers.training.run_folder import LOCK_FILE, check_output_dir
 
 SMALL = dict(task="lookup", train_size=64, eval_size=8, hidden_size=32, num_layers=2, num_heads=2, vocab_size=150,
              per_device_train_batch_size=8, warmup_steps=2, logging_steps=2, disable_tqdm=True, use_cpu=True,
@@ -171,6 +178,38 @@ def test_a_used_output_dir_is_refused_unless_overwritten(data, finished_run: Pat
         patch.setattr(os, "access", lambda path, mode: Path(path) != other)
         with pytest.raises(ValueError, match=r"output_dir .*notes/run is not a writable folder \(.*notes is not "):
             check_run(small_args(other / "run"))
+
+
+HOLD_LOCK = "import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); print('held', " \
+            "flush=True); time.sleep(600)"
+"""Another run working in a folder, as far as the folder's lock tells (argument: the lock file)."""
+
+
+def test_a_second_run_on_the_same_folder_is_refused(data, finished_run: Path, tmp_path: Path, capsys) -> None:
+    """Two runs started at once with --overwrite_output_dir on one folder mixed their files (training_args.json
+    of one, final/ of the other): the second is refused before it writes anything."""
+    folder = copy_run(finished_run, tmp_path)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(folder / LOCK_FILE)], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        before = {str(p.relative_to(folder)): p.stat().st_mtime_ns for p in folder.rglob("*")}
+        with pytest.raises(SystemExit) as exit_info:
+            cli_main(["train", *CLI, "--output_dir", str(folder), "--overwrite_output_dir", "true"])
+        assert exit_info.value.code == 2
+        assert f"output_dir {folder} is in use: another run holds it" in capsys.readouterr().err
+        assert {str(p.relative_to(folder)): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
+    finally:
+        holder.kill()
+        holder.wait()
+
+    # the holder ended (killed): its lock file stays, locks nothing, and no check counts it as a file of the folder
+    _, result = train(data, small_args(folder, resume_from_checkpoint="latest"))
+    assert result.global_step == 6 and (folder / LOCK_FILE).exists()
+    stale = tmp_path / "stale"
+    stale.mkdir()
+    (stale / LOCK_FILE).touch()
+    assert check_output_dir(stale, None, overwrite=False) is False  # as good as empty
 
 
 # ---- 3. the log history survives resume
@@ -340,6 +379,59 @@ def test_a_run_killed_while_writing_final_leaves_no_half_final(tmp_path: Path, m
     monkeypatch.undo()
     cli_main(["train", *CLI, "--output_dir", str(run), "--resume_from_checkpoint", "latest"])
     assert (run / "final" / "README.md").is_file() and not (run / "final.tmp").exists()
+
+
+# ---- 8. a full disk while saving a checkpoint
+
+UNEXPECTED_POS = "[enforce fail at inline_container.cc:672] . unexpected pos 576 vs 534"
+DISK_FULL = {  # how each writer of a checkpoint reports a full disk (the texts met on a full tmpfs)
+    "torch.save": (torch, "save", lambda: RuntimeError(UNEXPECTED_POS)),
+    "torch.save-enospc": (torch, "save", lambda: OSError(errno.ENOSPC, "No space left on device")),
+    "safetensors": (checkpoints_module, "save_file", lambda: SafetensorError(
+        "Error while serializing: I/O error: No space left on device (os error 28)")),
+    "open": (checkpoints_module, "write_json", lambda: OSError(errno.ENOSPC, "No space left on device")),
+}
+
+
+def _failing(monkeypatch, target, name: str, error: Exception) -> None:
+    def write(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(target, name, write)
+
+
+@pytest.mark.parametrize("case", DISK_FULL)
+def test_a_full_disk_while_saving_a_checkpoint_says_so_and_keeps_the_earlier_one(
+    data, finished_run: Path, tmp_path: Path, monkeypatch, case: str
+) -> None:
+    """torch.save's `RuntimeError: ... unexpected pos 576 vs 534` did not say the disk was full."""
+    folder = copy_run(finished_run, tmp_path, drop_newest=True)
+    earlier = folder / "checkpoint-3"
+    files = {p.name: p.read_bytes() for p in earlier.iterdir() if p.is_file()}
+    target, name, make_error = DISK_FULL[case]
+    error = make_error()
+    _failing(monkeypatch, target, name, error)
+    message = f"no space left on device while writing {re.escape(str(folder / 'checkpoint-6'))}; it was not saved"
+    with pytest.raises(OSError, match=message) as raised:
+        train(data, small_args(folder, resume_from_checkpoint="latest"))
+    assert raised.value.errno == errno.ENOSPC and raised.value.__cause__ is error
+    monkeypatch.undo()
+    assert sorted(p.name for p in folder.iterdir() if "checkpoint" in p.name) == ["checkpoint-3"]  # no .tmp left
+    assert {p.name: p.read_bytes() for p in earlier.iterdir() if p.is_file()} == files
+    _, result = train(data, small_args(folder, resume_from_checkpoint="latest"))  # space freed: the run goes on
+    assert result.global_step == 6 and [p.name for p in list_checkpoints(folder)] == ["checkpoint-3", "checkpoint-6"]
+
+
+@pytest.mark.parametrize("error", [RuntimeError("PytorchStreamWriter failed writing file data/0: invalid parameter"),
+                                   OSError(errno.EACCES, "Permission denied")], ids=["torch", "eacces"])
+def test_other_errors_while_saving_a_checkpoint_pass_through_unchanged(
+    data, finished_run: Path, tmp_path: Path, monkeypatch, error: Exception
+) -> None:
+    folder = copy_run(finished_run, tmp_path, drop_newest=True)
+    _failing(monkeypatch, torch, "save", error)
+    with pytest.raises(type(error)) as raised:
+        train(data, small_args(folder, resume_from_checkpoint="latest"))
+    assert raised.value is error
 
 
 # ---- 7. bad data and missing paths fail before training

@@ -24,7 +24,7 @@ scored with masked-word perplexity and top-k accuracy.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,12 +133,23 @@ def make_task(name: str, **options: Any) -> DatasetDict:
         >>> sorted(dd)
         ['test', 'train', 'validation']
     """
-    builder = _spec(name).builder
-    allowed = list(inspect.signature(builder).parameters)
+    check_task_options(name, options)
+    return _spec(name).builder(**options)
+
+
+def check_task_options(name: str, options: Iterable[str]) -> None:
+    """``ValueError`` listing the options of task ``name`` when ``options`` names one its builder lacks.
+
+    Example:
+        >>> check_task_options("multiplication", ["colour"])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: task 'multiplication' has no option colour; allowed: digits, train_size, ...
+    """
+    allowed = list(inspect.signature(_spec(name).builder).parameters)
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         raise ValueError(f"task {name!r} has no option {', '.join(unknown)}; allowed: {', '.join(allowed)}")
-    return builder(**options)
 
 
 def task_scaler(name: str, dataset: DatasetDict, split: str = "train") -> NumberScaler:

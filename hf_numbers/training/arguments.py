@@ -30,8 +30,8 @@ from accelerate.utils import LoggerType
 from huggingface_hub.utils import validate_repo_id
 
 from ..data.loading import parse_task_options, task_name
-from ..data.tasks import TASKS
-from ..modeling import BACKBONES, NUMBER_ENCODINGS, BackboneSpec, add_option_fields, get_backbone
+from ..data.tasks import TASKS, check_task_options
+from ..modeling import BACKBONES, NUMBER_ENCODINGS, BackboneSpec, add_option_fields, get_backbone, get_encoding
 
 PRECISIONS = ("no", "fp16", "bf16", "auto")
 TRACKERS = ("none", *LoggerType.list())
@@ -85,7 +85,8 @@ class NumberTrainingArguments:
     task: str = field(
         default="lookup",
         metadata={
-            "help": "Task name (see `hf-numbers make-data --help`); with --data_dir, the task make-data recorded."
+            "help": f"One of {', '.join(TASKS)} (see `hf-numbers make-data --help`); with --data_dir, the task "
+            "make-data recorded."
         },
     )
     data_dir: str | None = field(
@@ -266,8 +267,11 @@ class NumberTrainingArguments:
     )
 
     def __post_init__(self) -> None:
+        if self.task not in TASKS:
+            raise ValueError(f"task={self.task!r} is unknown; allowed: {', '.join(TASKS)}")
         self._fill_recommended()
         get_backbone(self.backbone)  # a ValueError listing the known backbones
+        get_encoding(self.number_encoding)  # and the registered encodings
         if self.mixed_precision not in PRECISIONS:
             raise ValueError(f"mixed_precision={self.mixed_precision!r} is unknown; allowed: {', '.join(PRECISIONS)}")
         if self.per_device_eval_batch_size is None:
@@ -302,7 +306,9 @@ class NumberTrainingArguments:
                 f"text_only masks words for a masked LM, but backbone {self.backbone!r} is causal; "
                 "choose a masked backbone or --text_only false"
             )
-        self.task_generator_options()  # fail early on a malformed name=value
+        options = self.task_generator_options()  # fail early on a malformed name=value
+        if not self.data_dir:  # or on an option the generator lacks
+            check_task_options(self.task, options)
         self._check_trackers()
         if self.base_model is not None and not self.pretrained:
             raise ValueError("base_model names the --pretrained backbone's Hub id; it needs --pretrained")
@@ -393,7 +399,7 @@ class NumberTrainingArguments:
         """``task_options`` as a dict: ``["digits=4", "operation=add"]`` -> ``{"digits": 4, "operation": "add"}``.
 
         Example:
-            >>> NumberTrainingArguments(task_options=["operands=(2, 3)"]).task_generator_options()
+            >>> NumberTrainingArguments(task="multi_operand", task_options=["operands=(2, 3)"]).task_generator_options()
             {'operands': (2, 3)}
         """
         return parse_task_options(self.task_options)

@@ -29,6 +29,7 @@ Example:
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import pickle
@@ -134,6 +135,23 @@ def _process_file(index: int) -> str:
     return f"process_{index}.safetensors"
 
 
+def _disk_full(error: Exception) -> bool:
+    """Whether ``error`` reports a full disk: ENOSPC, or the text of it that safetensors gives (``No space left
+    on device (os error 28)``), or how ``torch.save``'s zip writer (``inline_container.cc``) reports the short
+    write, without an errno: ``unexpected pos 576 vs 534``, or ``PytorchStreamWriter failed writing file ...:
+    file write failed``.
+
+    Example:
+        >>> _disk_full(RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 576 vs 534"))
+        True
+    """
+    if isinstance(error, OSError) and error.errno == errno.ENOSPC:
+        return True
+    text = str(error)
+    torch_writer = isinstance(error, RuntimeError) and ("unexpected pos" in text or "file write failed" in text)
+    return torch_writer or "No space left on device" in text
+
+
 def save_checkpoint(
     accelerator: Accelerator,
     output_dir: str | Path,
@@ -148,7 +166,9 @@ def save_checkpoint(
     """Save the current step atomically, then keep only the newest ``keep`` checkpoints (0 keeps all).
 
     The model is written with ``save_pretrained``, and so is each object of ``save_with`` (the
-    tokenizer), so the checkpoint loads with ``from_pretrained``.
+    tokenizer), so the checkpoint loads with ``from_pretrained``. A full disk is an ``OSError`` (ENOSPC)
+    saying so and naming the checkpoint, whatever the writer that met it; the half-written checkpoint is
+    removed and the earlier ones stay as they were.
     """
     final = Path(output_dir) / f"checkpoint-{state.global_step}"
     partial = final.with_name(final.name + ".tmp")
@@ -157,26 +177,38 @@ def save_checkpoint(
             shutil.rmtree(partial)
         partial.mkdir()
     accelerator.wait_for_everyone()
-    tensors, rng = capture_rng_state()
-    tensors[_WINDOW] = loss_window.detach().cpu()
-    save_file(tensors, str(partial / _process_file(accelerator.process_index)), metadata={"rng": json.dumps(rng)})
+    try:
+        tensors, rng = capture_rng_state()
+        tensors[_WINDOW] = loss_window.detach().cpu()
+        save_file(tensors, str(partial / _process_file(accelerator.process_index)), metadata={"rng": json.dumps(rng)})
+        if accelerator.is_main_process:
+            accelerator.unwrap_model(model).save_pretrained(partial)  # config, code and model.safetensors
+            for part in save_with:
+                part.save_pretrained(partial)
+            torch.save(optimizer.state_dict(), partial / OPTIMIZER_FILE)
+        accelerator.wait_for_everyone()
+        if accelerator.is_main_process:
+            scaler = accelerator.scaler
+            record = {
+                "format_version": FORMAT_VERSION,
+                **asdict(state),
+                "accelerator_step": accelerator.step,
+                "num_processes": accelerator.num_processes,
+                "scheduler": scheduler.state_dict(),
+                "grad_scaler": scaler.state_dict() if scaler is not None else None,
+            }
+            write_json(partial / STATE_FILE, record)  # last: its presence marks the checkpoint complete
+    except Exception as error:
+        if not _disk_full(error):
+            raise
+        if accelerator.is_main_process:
+            shutil.rmtree(partial, ignore_errors=True)  # give back the space; the earlier checkpoints are untouched
+        raise OSError(
+            errno.ENOSPC,
+            f"no space left on device while writing {final}; it was not saved and the earlier checkpoints are "
+            "intact: free some space and resume with --resume_from_checkpoint latest",
+        ) from error
     if accelerator.is_main_process:
-        accelerator.unwrap_model(model).save_pretrained(partial)  # config, code and model.safetensors
-        for part in save_with:
-            part.save_pretrained(partial)
-        torch.save(optimizer.state_dict(), partial / OPTIMIZER_FILE)
-    accelerator.wait_for_everyone()
-    if accelerator.is_main_process:
-        scaler = accelerator.scaler
-        record = {
-            "format_version": FORMAT_VERSION,
-            **asdict(state),
-            "accelerator_step": accelerator.step,
-            "num_processes": accelerator.num_processes,
-            "scheduler": scheduler.state_dict(),
-            "grad_scaler": scaler.state_dict() if scaler is not None else None,
-        }
-        write_json(partial / STATE_FILE, record)  # last: its presence marks the checkpoint complete
         replace_folder(partial, final)
         for old in list_checkpoints(output_dir)[:-keep] if keep else []:
             shutil.rmtree(old)

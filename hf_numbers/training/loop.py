@@ -35,7 +35,7 @@ from ..strict_json import write_json
 from .arguments import NumberTrainingArguments
 from .checkpoints import TrainerState, load_checkpoint, resolve_checkpoint, save_checkpoint
 from .reporting import describe_run, format_record, project_configuration, start_trackers, tracker_values
-from .run_folder import check_output_dir, prepare_output_dir
+from .run_folder import check_output_dir, hold_run_folder, prepare_output_dir
 
 logger = logging.getLogger(__name__)
 
@@ -174,6 +174,26 @@ def train_model(
     checkpoint = check_run(args)  # fail before any work
     owns_accelerator = accelerator is None
     accelerator = accelerator or make_accelerator(args)
+    with hold_run_folder(accelerator, args.output_dir):  # no other run may write to the folder meanwhile
+        return _train(
+            model, train_dataset, collator, args, eval_dataset, eval_collator, accelerator, save_with, checkpoint,
+            owns_accelerator,
+        )
+
+
+def _train(
+    model: torch.nn.Module,
+    train_dataset: Any,
+    collator: Callable[[list[dict[str, Any]]], dict[str, torch.Tensor]],
+    args: NumberTrainingArguments,
+    eval_dataset: Any | None,
+    eval_collator: Callable[[list[dict[str, Any]]], dict[str, torch.Tensor]] | None,
+    accelerator: Accelerator,
+    save_with: Sequence[Any],
+    checkpoint: Path | None,
+    owns_accelerator: bool,
+) -> tuple[torch.nn.Module, TrainResult]:
+    """:func:`train_model` once the arguments are checked and the run folder's lock is held."""
     set_seed(args.seed)
     output_dir = prepare_output_dir(accelerator, args, checkpoint)
 

@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from accelerate import Accelerator
 from accelerate.utils import set_seed
 from transformers import AutoModel, AutoTokenizer
 from transformers.tokenization_utils_base import TOKENIZER_CONFIG_FILE
@@ -28,7 +29,7 @@ from .hub import create_hub_repo, push_folder
 from .loop import check_run, make_accelerator, train_model
 from .model_card import build_model_card, card_example
 from .reporting import metric_values
-from .run_folder import FINAL_DIR, staging_dir
+from .run_folder import FINAL_DIR, hold_run_folder, staging_dir
 
 
 def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
@@ -43,7 +44,8 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
     Returns a summary: ``final_dir``, ``steps`` and ``last_train_loss``; on the main process
     also the ``metrics`` per split and the ``plot`` / ``plots`` paths (see
     :func:`~hf_numbers.evaluation.evaluate_splits`), and ``hub_model_id`` after a push. Prints
-    nothing (``hf-numbers train`` does).
+    nothing (``hf-numbers train`` does). The run holds ``output_dir``'s lock throughout: a run on a folder
+    that another run holds raises :class:`~hf_numbers.training.run_folder.RunFolderInUseError` at once.
 
     Example:
         >>> summary = run_training(NumberTrainingArguments(task="lookup", max_steps=50))  # doctest: +SKIP
@@ -51,6 +53,12 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
     """
     check_run(args)  # settings, input folders, checkpoint and output folder, before any work
     accelerator = make_accelerator(args)
+    with hold_run_folder(accelerator, args.output_dir):  # a second run on the folder is refused at once
+        return _run_training(args, accelerator)
+
+
+def _run_training(args: NumberTrainingArguments, accelerator: Accelerator) -> dict[str, Any]:
+    """:func:`run_training` once the arguments are checked and the run folder's lock is held."""
     repo_id = create_hub_repo(args) if args.push_to_hub and accelerator.is_main_process else None
     set_seed(args.seed)  # the new model's initialisation too
     with accelerator.main_process_first():  # one process writes the datasets cache, the others read it

@@ -6,6 +6,10 @@ the earlier run first (only a folder that ``training_args.json`` marks as a run 
 mistyped ``--output_dir`` of unrelated files is never deleted). Checkpoint rotation and
 ``--resume_from_checkpoint latest`` therefore only ever see the current run.
 
+A run holds the folder's lock file (``.lock``, see :func:`hold_run_folder`) while it works, so a second
+run started on the same folder at the same time is refused before it writes anything. The lock file is
+never counted as a file of the folder.
+
 Example:
     >>> check_output_dir("/nonexistent/run", checkpoint=None, overwrite=False)
     False
@@ -16,17 +20,81 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 from accelerate import Accelerator
+from accelerate.utils import broadcast_object_list
 
 from ..strict_json import write_json
 from .arguments import NumberTrainingArguments
 from .checkpoints import STATE_FILE, checkpoint_step, list_checkpoints
 
+try:
+    import fcntl
+except ImportError:  # not POSIX (Windows): run folders are not locked
+    fcntl = None
+
 RUN_MARKER = "training_args.json"
 FINAL_DIR = "final"
 """The folder of a run that holds the trained model, its tokenizer and model card."""
+LOCK_FILE = ".lock"
+"""The file of a run folder that the run working in it holds locked."""
+
+
+class RunFolderInUseError(ValueError):
+    """Another run holds the lock of the output folder."""
+
+
+_HELD: dict[Path, IO[str] | None] = {}
+"""The run folders this process holds, with their open lock files (None on the processes that are not the main one)."""
+
+
+@contextmanager
+def hold_run_folder(accelerator: Accelerator, output_dir: str | Path) -> Iterator[None]:
+    """Hold the lock of ``output_dir`` (its ``.lock`` file, created with the folder if needed) through the block.
+
+    The main process takes it, since the processes of one run share their folder; when another run holds it,
+    every process raises :class:`RunFolderInUseError` before anything is written. A nested block on the same
+    folder (``run_training`` around ``train_model``) shares the lock. The lock file stays, unlocked, at the end
+    (a folder the block created and left empty is removed).
+
+    Example:
+        >>> with hold_run_folder(accelerator, "runs/a"):  # doctest: +SKIP
+        ...     train(...)
+    """
+    folder = Path(output_dir).resolve()
+    if folder in _HELD:
+        yield
+        return
+    handle, refusal, created = None, None, not folder.exists()
+    if accelerator.is_main_process and fcntl is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = open(folder / LOCK_FILE, "a")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            refusal = (
+                f"output_dir {output_dir} is in use: another run holds it (its lock file {LOCK_FILE} is locked); "
+                "wait for that run to end or choose another --output_dir"
+            )
+    if accelerator.num_processes > 1:
+        refusal = broadcast_object_list([refusal])[0]
+    if refusal is not None:
+        raise RunFolderInUseError(refusal)
+    _HELD[folder] = handle
+    try:
+        yield
+    finally:
+        del _HELD[folder]
+        if handle is not None:
+            if created and [entry.name for entry in folder.iterdir()] == [LOCK_FILE]:  # a run that wrote nothing
+                (folder / LOCK_FILE).unlink()  # leaves nothing
+                folder.rmdir()
+            handle.close()  # releases the lock
 
 
 def staging_dir(folder: Path) -> Path:
@@ -66,7 +134,7 @@ def check_output_dir(
                 "resume into a new --output_dir"
             )
         return False
-    entries = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+    entries = sorted(p.name for p in folder.iterdir() if p.name != LOCK_FILE) if folder.is_dir() else []
     if not entries:
         return False
     listed = ", ".join(entries[:5]) + (", ..." if len(entries) > 5 else "")
@@ -99,7 +167,8 @@ def prepare_output_dir(accelerator: Accelerator, args: NumberTrainingArguments, 
     """Check ``args.output_dir`` (see :func:`check_output_dir`), delete an earlier run where allowed,
     create the folder, make sure it is writable, and record ``args`` in it as ``training_args.json``.
 
-    Every process checks before any of them writes, so all of them agree.
+    Every process checks before any of them writes, so all of them agree. Deleting an earlier run keeps
+    the lock file, which this run holds (:func:`hold_run_folder`).
 
     Example:
         >>> folder = prepare_output_dir(accelerator, args, checkpoint=None)  # doctest: +SKIP
@@ -108,7 +177,13 @@ def prepare_output_dir(accelerator: Accelerator, args: NumberTrainingArguments, 
     clear = check_output_dir(folder, checkpoint, args.overwrite_output_dir, args.resume_from_checkpoint == "latest")
     accelerator.wait_for_everyone()
     if clear and accelerator.is_main_process:
-        shutil.rmtree(folder)
+        for entry in folder.iterdir():
+            if entry.name == LOCK_FILE:
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
     accelerator.wait_for_everyone()
     try:
         folder.mkdir(parents=True, exist_ok=True)
