@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,11 +37,13 @@ from transformers import (
 
 from hf_numbers import BACKBONES, NUMBER_ENCODINGS, find_numbers, get_backbone, get_encoding
 from hf_numbers.data import NumberScaler, tokenize_dataset, train_number_tokenizer
+from hf_numbers.data.checks import check_text_column, check_text_numbers
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
 from hf_numbers.evaluation import compute_number_metrics
 from hf_numbers.evaluation.predict import predict_answers
 
 LOADERS = {".csv": "csv", ".json": "json", ".jsonl": "json", ".txt": "text"}
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -99,32 +102,76 @@ class MaskingArguments:
     mlm_probability: float = field(default=0.2, metadata={"help": "Probability of masking a token."})
 
 
+def data_files(data: DataArguments) -> dict[str, str]:
+    """The file of each split: without ``--validation_file``, the validation texts are held out of ``--train_file``."""
+    return {"train": data.train_file, "validation": data.validation_file or data.train_file}
+
+
 def load_texts(data: DataArguments, seed: int) -> datasets.DatasetDict:
-    """``train`` and ``validation`` splits with one column, ``text``, from the user's files.
+    """``train`` and ``validation`` splits from the user's files: ``text``, and ``row`` (its 0-based row in its file).
+
+    Each file is read on its own and its text column checked (``check_text_column``): a missing column, a cell that
+    is not text and a column empty in every row are a ``ValueError`` naming the file. Empty rows are left out.
+    ``data.text_column_name`` is set to the column used.
 
     Example:
         >>> load_texts(DataArguments(train_file="examples/data/seattle_weather_2014.csv"), seed=0)  # doctest: +SKIP
-        DatasetDict({train: Dataset({features: ['text'], num_rows: 328}), validation: ...})
+        DatasetDict({train: Dataset({features: ['text', 'row'], num_rows: 328}), validation: ...})
     """
     files = {"train": data.train_file, **({"validation": data.validation_file} if data.validation_file else {})}
     suffixes = {Path(path).suffix for path in files.values()}
     if len(suffixes) != 1 or not suffixes <= set(LOADERS):
         raise ValueError(f"--train_file and --validation_file must both be one of {', '.join(LOADERS)}, got {files}")
-    raw = datasets.load_dataset(LOADERS[suffixes.pop()], data_files=files)
-    if "validation" not in raw:
-        raw = raw["train"].train_test_split(test_size=data.validation_split_percentage / 100, seed=seed)
-        raw = datasets.DatasetDict(train=raw["train"], validation=raw["test"])
+    loader = LOADERS[suffixes.pop()]
+    # one file at a time: each keeps its own columns and types (one call would cast them alike or fail)
+    raw = {split: datasets.load_dataset(loader, data_files=path, split="train") for split, path in files.items()}
     columns = raw["train"].column_names
-    column = data.text_column_name or ("text" if "text" in columns else columns[0])
-    if column not in columns:
-        raise ValueError(f"--text_column_name {column!r} is not a column of the data; columns: {', '.join(columns)}")
+    column = data.text_column_name = data.text_column_name or ("text" if "text" in columns else columns[0])
+    for split, rows in raw.items():
+        empty = check_text_column(rows, column, files[split])
+        if empty:
+            logger.warning("%s: %d of %d rows have no text in column %r; they are left out",
+                           files[split], empty, len(rows), column)
+        rows = rows.select_columns([column])
+        rows = rows if column == "text" else rows.rename_column(column, "text")
+        raw[split] = rows.add_column("row", list(range(len(rows))))
+    if "validation" not in raw:
+        held_out = raw["train"].train_test_split(test_size=data.validation_split_percentage / 100, seed=seed)
+        raw = {"train": held_out["train"], "validation": held_out["test"]}
     limits = {"train": data.max_train_samples, "validation": data.max_eval_samples}
     texts = {}
     for split, rows in raw.items():
-        rows = rows.select(range(min(limits[split] or len(rows), len(rows)))).select_columns([column])
-        rows = rows if column == "text" else rows.rename_column(column, "text")
-        texts[split] = rows.filter(lambda row: bool(row["text"]))  # no empty lines
+        rows = rows.select(range(min(limits[split] or len(rows), len(rows))))
+        texts[split] = rows.filter(lambda row: bool(row["text"] and row["text"].strip()))  # no empty rows
+        if not len(texts[split]):
+            raise ValueError(f"{data_files(data)[split]}: the {len(rows)} rows of its {split} split hold no text "
+                             f"in column {column!r}")
     return datasets.DatasetDict(texts)
+
+
+def check_numbers(model_args: ModelArguments, data: DataArguments, texts: datasets.DatasetDict, causal: bool) -> None:
+    """``ValueError`` naming the file, row, column and value of a number the model's encoding cannot represent.
+
+    Made before any model is built: a new or adapted model fits its encoding's options and number scaling to the
+    data, so the numbers are checked against the widest range those can reach; a saved number model's config fixes
+    them. Every split is checked (``check_text_numbers``), and the training texts must hold a number.
+
+    Example:
+        >>> check_numbers(ModelArguments(number_encoding="float"), data, texts, causal=True)  # doctest: +SKIP
+        ValueError: days.csv, row 5 (...), column 'text': the number 1e300 (1e+300) cannot be represented by ...
+    """
+    spec, config = _backbone_of(model_args, causal)
+    if isinstance(config, spec.config_class):  # a saved number model: its encoding, options and scaling
+        encoding, fields = config.number_encoding, config.to_dict()
+    else:
+        encoding, fields = model_args.number_encoding, {}
+    hidden_size = config.hidden_size if config is not None else model_args.hidden_size
+    files, column = data_files(data), data.text_column_name
+    if not any(find_numbers(text) for text in texts["train"]["text"]):
+        raise ValueError(f"{files['train']}: the {len(texts['train'])} training rows hold no number in column "
+                         f"{column!r}, so a number-aware model has nothing to learn")
+    splits = [(files[split], rows["text"], rows["row"]) for split, rows in texts.items()]
+    check_text_numbers(splits, column, encoding, hidden_size, fields)
 
 
 def _values(texts: Sequence[str]) -> list[float]:
@@ -147,11 +194,14 @@ def _backbone_of(model_args: ModelArguments, causal: bool) -> tuple[Any, Any]:
     return spec, config
 
 
-def load_model(model_args: ModelArguments, texts: Sequence[str], causal: bool, max_length: int) -> tuple[Any, ...]:
-    """Model and tokenizer: loaded, adapted from a plain checkpoint, or new for ``texts``.
+def load_model(
+    model_args: ModelArguments, texts: datasets.DatasetDict, causal: bool, max_length: int
+) -> tuple[Any, ...]:
+    """Model and tokenizer: loaded, adapted from a plain checkpoint, or new for ``texts`` (the splits).
 
-    A new or adapted model gets its number scaling fitted on ``texts``' numbers (``--number_scaler``)
-    in its config; a saved number model has its own. The model applies it, so values stay in the data's units.
+    A new or adapted model gets its number scaling fitted on the training numbers (``--number_scaler``) and
+    its encoding's options on every split's (so that each can be represented) in its config; a saved number
+    model has its own. The model applies the scaling, so values stay in the data's units.
 
     Example:
         >>> model, tokenizer = load_model(ModelArguments(backbone="gpt2"), texts, True, 128)  # doctest: +SKIP
@@ -161,18 +211,19 @@ def load_model(model_args: ModelArguments, texts: Sequence[str], causal: bool, m
     if isinstance(config, spec.config_class):  # a number model, its scaling in its config
         return AutoModel.from_pretrained(path), AutoTokenizer.from_pretrained(path)
     encoding = get_encoding(model_args.number_encoding)
+    train = texts["train"]["text"]
     scaler = NumberScaler(model_args.number_scaler) if encoding.needs_scaling else NumberScaler("identity")
-    scaling = scaler.fit(_values(texts)).config_fields()
+    scaling = scaler.fit(_values(train)).config_fields()
+    every_value = np.array([value for rows in texts.values() for value in _values(rows["text"])], dtype=np.float64)
+    fields = {"number_encoding": encoding.name, **encoding.fit_options(every_value), **scaling}
     if config is not None:
         tokenizer = spec.tokenizer_class.from_pretrained(path)
         tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
-        model = spec.model_class.from_pretrained_backbone(path, tokenizer, number_encoding=encoding.name, **scaling)
-        return model, tokenizer
-    tokenizer = train_number_tokenizer(texts, spec.name, model_args.vocab_size)
+        return spec.model_class.from_pretrained_backbone(path, tokenizer, **fields), tokenizer
+    tokenizer = train_number_tokenizer(train, spec.name, model_args.vocab_size)
     config = spec.new_config(
         tokenizer, hidden_size=model_args.hidden_size, num_layers=model_args.num_layers,
-        num_heads=model_args.num_heads, max_length=max_length, number_encoding=encoding.name,
-        **encoding.fit_options(np.array(_values(texts), dtype=np.float64)), **scaling,
+        num_heads=model_args.num_heads, max_length=max_length, **fields,
     )
     return spec.model_class(config), tokenizer
 
@@ -207,14 +258,15 @@ def run(causal: bool, argv: Sequence[str] | None = None) -> dict[str, Any]:
         {'eval_loss': ..., 'eval_number_mse': ..., ...}
     """
     kinds = (ModelArguments, DataArguments, TrainingArguments) + (() if causal else (MaskingArguments,))
-    parser = HfArgumentParser(kinds)
+    parser = HfArgumentParser(kinds, allow_abbrev=False)  # --max_step is no --max_steps
     model_args, data_args, training_args, *masking = parser.parse_args_into_dataclasses(argv)
     model_args.backbone = model_args.backbone or next(n for n, s in BACKBONES.items() if s.causal == causal)
     if training_args.disable_tqdm:  # no bars for reading the files and for every save either
         datasets.disable_progress_bars()
         transformers.utils.logging.disable_progress_bar()
     texts = load_texts(data_args, training_args.seed)
-    model, tokenizer = load_model(model_args, texts["train"]["text"], causal, data_args.max_seq_length)
+    check_numbers(model_args, data_args, texts, causal)  # before any model, tokenizer or checkpoint is made
+    model, tokenizer = load_model(model_args, texts, causal, data_args.max_seq_length)
     tokenized = tokenize_dataset(texts, tokenizer, data_args.max_seq_length)
     if causal:
         collator = DataCollatorForNumberCausalLM(tokenizer)

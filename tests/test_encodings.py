@@ -23,6 +23,7 @@ from hf_numbers import (
     encoding_options,
     get_encoding,
 )
+from hf_numbers.data import NumberScaler
 from hf_numbers.modeling.encoding_base import FLOAT32_MAX
 from hf_numbers.modeling.text_baselines import SCHEME_OPTIONS
 
@@ -94,6 +95,19 @@ def test_fitted_options_represent_every_value(name: str) -> None:
     fitted = get_encoding(name).fit_options(values.numpy())
     assert set(fitted) == {option.name for option in get_encoding(name).options if option.fitted}
     encoding(name, n_embd=64, **fitted).check_numbers(values, torch.ones(len(values), dtype=torch.bool))
+
+
+@pytest.mark.parametrize("name", NUMBER_ENCODINGS)
+def test_data_out_of_range_agrees_with_the_encoding_fitted_on_the_rest(name: str) -> None:
+    """The check made on a user's data before any model (``data_out_of_range``) flags what the model would refuse."""
+    values = np.array([*VALUES, -0.001, 98765.4321, 1e300, -3e39, math.inf, math.nan])
+    out, words = get_encoding(name).data_out_of_range(values, {}, hidden_size=64)
+    assert out[-2:].all() and words  # inf and nan: never a number of any encoding
+    kept = values[~out]
+    if get_encoding(name).has_number_module:  # the model's own check accepts every value the data check kept
+        scaler = NumberScaler("standard" if get_encoding(name).needs_scaling else "identity").fit(kept)
+        module = encoding(name, n_embd=64, **get_encoding(name).fit_options(kept))
+        module.check_numbers(torch.from_numpy(scaler.transform(kept)), torch.ones(len(kept), dtype=torch.bool))
 
 
 def test_fitted_options_are_tight() -> None:

@@ -1,9 +1,10 @@
 """The examples run end to end (tiny settings): run_number_clm.py and run_number_mlm.py on the CSV files
 that ship in examples/data, on JSON and text files, from a new model, a saved number model and a plain
-checkpoint of every backbone."""
+checkpoint of every backbone; data they cannot train on is refused, naming its file, row and value, before training."""
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 import sys
@@ -89,3 +90,92 @@ def test_the_wrong_script_for_a_backbone_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="backbone gpt2 is a causal LM; use the other script"):
         run(causal=False, argv=["--backbone", "gpt2", "--train_file", str(tmp_path / "any.txt"),
                                 "--output_dir", str(tmp_path), *TINY])
+
+
+def test_an_abbreviated_flag_is_refused_not_guessed(tmp_path: Path) -> None:
+    (tmp_path / "any.txt").write_text("x is 1\ny is 2\n" * 10)
+    with pytest.raises(ValueError, match=r"not used by the HfArgumentParser: \['--max_step', '1'\]"):
+        run(causal=True, argv=["--train_file", str(tmp_path / "any.txt"), "--output_dir", str(tmp_path),
+                               "--max_step", "1", *TINY])  # taken for --max_steps before
+
+
+def _csv(path: Path, texts: list[str], column: str = "text") -> Path:
+    """A CSV file of ``id`` and ``column`` (one row per text; "" writes an empty cell)."""
+    with path.open("w", newline="") as file:
+        writer = csv.writer(file)
+        writer.writerow(["id", column])
+        writer.writerows(enumerate(texts))
+    return path
+
+
+DAYS = [f"day {i}: low {i % 7 + 1.5} C, high {i % 7 + 8.5} C" for i in range(30)]
+
+
+def _refused(out: Path, *argv: str) -> str:
+    """The ``ValueError`` message of a run meant to save a checkpoint every step, which must have saved none."""
+    with pytest.raises(ValueError) as error:
+        run(causal=True, argv=[*argv, "--max_steps", "2", "--save_steps", "1", "--output_dir", str(out), *TINY])
+    assert not list(out.glob("checkpoint-*"))
+    return str(error.value)
+
+
+@pytest.mark.parametrize(("encoding", "allowed"), [
+    ("xval", "|x| <= 1.341e+154"), ("fone", "|x| < 10^15"), ("float", "|x| <= 3.4028235e+38")])
+def test_a_value_the_encoding_cannot_hold_is_refused_before_training(
+    encoding: str, allowed: str, tmp_path: Path
+) -> None:
+    """1e300 in a CSV: one error naming the file, row, column, value and the encoding's range, before any
+    checkpoint (before: xval's scaling, fone's size and float's check mid-training failed with internal errors)."""
+    days = _csv(tmp_path / "days.csv", DAYS[:4] + ["day 4: low 1e300 C, high 9 C"] + DAYS[5:])
+    message = _refused(tmp_path / "run", "--train_file", str(days), "--number_encoding", encoding)
+    assert f"{days}, row 5 (data rows count from 1, a CSV header not counted), column 'text'" in message
+    assert "the number 1e300 (1e+300)" in message and f"the {encoding!r} encoding" in message and allowed in message
+
+
+def test_a_value_in_the_validation_file_is_refused_before_training(tmp_path: Path) -> None:
+    """Every split is checked: 1e300 in --validation_file stops float before training, not at evaluation."""
+    train = _csv(tmp_path / "train.csv", DAYS)
+    validation = _csv(tmp_path / "valid.csv", DAYS[:2] + ["day 2: low 3 C, high -1e300 C"])
+    message = _refused(tmp_path / "run", "--train_file", str(train), "--validation_file", str(validation),
+                       "--number_encoding", "float")
+    assert f"{validation}, row 3 " in message and "the number -1e300 (-1e+300)" in message and "'float'" in message
+
+
+def test_numbers_fone_can_hold_apart_but_not_together_are_refused_before_training(tmp_path: Path) -> None:
+    """fone's places are fitted to every split at once: 13 integer places (train) leave 2 of 15 for fractions, so
+    0.0001 in the validation file is refused (before: the options fitted to train only, evaluation failed)."""
+    train = _csv(tmp_path / "train.csv", DAYS[:3] + ["day 3: population 1000000000000, low 2 C"])
+    validation = _csv(tmp_path / "valid.csv", DAYS[:1] + ["day 1: rain 0.0001 mm, low 2 C"])
+    message = _refused(tmp_path / "run", "--train_file", str(train), "--validation_file", str(validation),
+                       "--number_encoding", "fone")
+    assert f"{validation}, row 2 " in message and "the number 0.0001 (0.0001)" in message
+    assert "widest integer part takes 13 places (fone_int_digits), which leaves 2 fractional digits" in message
+
+
+@pytest.mark.parametrize("empty_file", ["train", "validation"])
+def test_a_text_column_empty_in_every_row_is_refused_with_its_name(empty_file: str, tmp_path: Path) -> None:
+    """An empty column names its file and column (before: "fit needs at least one value", or for an empty validation
+    column a pyarrow cast error from reading both files as one)."""
+    files = {split: _csv(tmp_path / f"{split}.csv", [""] * 20 if split == empty_file else DAYS)
+             for split in ("train", "validation")}
+    message = _refused(tmp_path / "run", "--train_file", str(files["train"]),
+                       "--validation_file", str(files["validation"]))
+    assert f"{files[empty_file]}: column 'text' is empty in all 20 rows" in message
+    assert "(columns: id, text)" in message
+
+
+def test_a_missing_text_column_is_refused_with_the_columns_its_file_has(tmp_path: Path) -> None:
+    """--text_column_name missing from the validation file: the error names that file and lists its columns."""
+    train = _csv(tmp_path / "train.csv", DAYS, column="sentence")
+    validation = _csv(tmp_path / "valid.csv", DAYS, column="text")
+    message = _refused(tmp_path / "run", "--train_file", str(train), "--validation_file", str(validation),
+                       "--text_column_name", "sentence")
+    assert f"{validation} has no column 'sentence' (--text_column_name); its columns: id, text" in message
+
+
+def test_a_column_of_numbers_is_refused_with_its_first_cell(tmp_path: Path) -> None:
+    """A CSV column the reader parses as numbers (inf included) is not text: its first cell's row and value."""
+    readings = _csv(tmp_path / "readings.csv", ["inf", "2.5", "nan"], column="reading")
+    message = _refused(tmp_path / "run", "--train_file", str(readings), "--text_column_name", "reading")
+    assert f"{readings}, row 1 (data rows count from 1, a CSV header not counted), column 'reading'" in message
+    assert "holds inf (float), not text" in message

@@ -11,16 +11,18 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from datasets import DatasetDict, load_from_disk
+import numpy as np
+from datasets import Dataset, DatasetDict, load_from_disk
 
-from ..modeling import find_numbers
+from ..modeling import find_numbers, get_encoding
 from ._common import CORE_FEATURES, WORD_FEATURES
 
 Offsets = Sequence[Sequence[Sequence[int]]]  # per text, its tokens' (start, end) characters
+_ROWS = "data rows count from 1, a CSV header not counted"
 
 
 def _empty_splits(folder: Path) -> list[str]:
@@ -92,6 +94,81 @@ def check_task_splits(dataset: DatasetDict, source: str) -> None:
             raise ValueError(f"{source}: split {split!r} holds no examples")
     if not any(len(row) for row in dataset["train"]["numbers"]):
         raise ValueError(f"{source}: the train split holds no numbers, so a number-aware model has nothing to learn")
+
+
+def check_text_column(rows: Dataset, column: str, source: str) -> int:
+    """Raise ``ValueError`` unless ``column`` of ``rows`` (a file, named ``source``) holds text, in some row at least;
+    return how many of its rows are empty (no text, or only blanks).
+
+    A missing column (the error lists the file's columns), a cell that is not text (a number that a CSV reader
+    parsed, ``inf`` included; the error names its row and value) and a column empty in every row are errors.
+
+    Example:
+        >>> check_text_column(Dataset.from_dict({"id": [1, 2], "text": ["", None]}), "text", "days.csv")
+        Traceback (most recent call last):
+        ...
+        ValueError: days.csv: column 'text' is empty in all 2 rows, so there is no text to train on; ...
+    """
+    columns = ", ".join(rows.column_names)
+    if column not in rows.column_names:
+        raise ValueError(f"{source} has no column {column!r} (--text_column_name); its columns: {columns}")
+    if len(rows) == 0:
+        raise ValueError(f"{source} holds no rows")
+    cells = rows[column]
+    for row, cell in enumerate(cells):
+        if cell is not None and not isinstance(cell, str):
+            raise ValueError(
+                f"{source}, row {row + 1} ({_ROWS}), column {column!r}: holds {cell!r} ({type(cell).__name__}), "
+                f"not text; --text_column_name must name a column of text (columns: {columns})"
+            )
+    empty = sum(cell is None or not cell.strip() for cell in cells)
+    if empty == len(cells):
+        raise ValueError(
+            f"{source}: column {column!r} is empty in all {empty} rows, so there is no text to train on; "
+            f"--text_column_name names the text column (columns: {columns})"
+        )
+    return empty
+
+
+def check_text_numbers(
+    files: Sequence[tuple[str, Sequence[str], Sequence[int]]],
+    column: str,
+    number_encoding: str,
+    hidden_size: int,
+    fields: Mapping[str, Any] | None = None,
+) -> None:
+    """Raise ``ValueError`` naming the file, row, column, number and range for the first number of ``files`` that
+    ``number_encoding`` cannot represent (its ``data_out_of_range``), instead of a failure at the model's
+    construction or in the middle of training.
+
+    ``files`` are ``(source, texts, rows)``: each text's 0-based row in the file ``source`` (the error counts from
+    1), every split of the data, since fitted options must represent all their numbers together. ``fields`` are
+    the config fields that are fixed (a saved model's options and number scaling); those missing are fitted to the
+    data, so the check is against the widest range they can reach (for a model of width ``hidden_size``).
+
+    Example:
+        >>> check_text_numbers([("days.csv", ["low 3 C", "low 1e300 C"], [0, 1])], "text", "float", hidden_size=32)
+        Traceback (most recent call last):
+        ...
+        ValueError: days.csv, row 2 (...), column 'text': the number 1e300 (1e+300) cannot be represented by ...
+    """
+    encoding = get_encoding(number_encoding)
+    found = [
+        (source, row, text[number.start : number.end], number.value)
+        for source, texts, rows in files
+        for text, row in zip(texts, rows, strict=True)
+        for number in find_numbers(text)
+    ]
+    if not found:
+        return
+    out, allowed = encoding.data_out_of_range(np.array([value for *_, value in found]), fields or {}, hidden_size)
+    if out.any():
+        source, row, literal, value = found[int(np.flatnonzero(out)[0])]
+        raise ValueError(
+            f"{source}, row {row + 1} ({_ROWS}), column {column!r}: the number {literal} ({value!r}) cannot be "
+            f"represented by the {encoding.name!r} encoding, which takes {allowed}; {int(out.sum())} number(s) of "
+            "the data are out of that range. Correct or remove those rows, or choose another number encoding"
+        )
 
 
 def check_answers_tokenized(

@@ -121,6 +121,13 @@ class NumberEncoding(nn.Module, abc.ABC):
         return {}
 
     @classmethod
+    def data_out_of_range(
+        cls, values: np.ndarray, fields: Mapping[str, Any], hidden_size: int
+    ) -> tuple[np.ndarray, str]:
+        """Mask of the data's ``values`` no config with ``fields`` (others fitted) represents; the range in words."""
+        return ~np.isfinite(values), "finite values"
+
+    @classmethod
     def tokenizer_options(cls, options: Mapping[str, Any]) -> dict[str, Any]:
         """Keyword arguments of the number tokenizer this encoding needs, from its ``options``.
 

@@ -27,6 +27,9 @@ from .parsing import format_number
 
 __all__ = ["FoNEEncoding"]
 
+MAX_PLACES = 15
+"""Most digit places in all (``fone_int_digits + fone_frac_digits``): the exact digits of a float64."""
+
 
 class FoNEEncoding(NumberEncoding):
     """FoNE (Zhou et al.): Fourier features of every digit place, read back digit by digit.
@@ -93,6 +96,60 @@ class FoNEEncoding(NumberEncoding):
         frac_digits = max([-t.exponent for t in places], default=0)
         return {"fone_int_digits": int_digits, "fone_frac_digits": frac_digits}
 
+    @classmethod
+    def data_out_of_range(
+        cls, values: np.ndarray, fields: Mapping[str, Any], hidden_size: int
+    ) -> tuple[np.ndarray, str]:
+        """Values needing more places than the given options, or (with the data's widest integer part) than 15 and
+        ``hidden_size / 2``."""
+        int_given, frac_given = fields.get("fone_int_digits"), fields.get("fone_frac_digits")
+        if int_given is not None and frac_given is not None:  # the instance's own check (float noise tolerated)
+            out = cls._beyond_places(torch.from_numpy(values.astype(np.float64)), int(int_given), int(frac_given))
+            return out.numpy(), cls._places_words(int(int_given), int(frac_given))
+        limit = min(MAX_PLACES, hidden_size // 2)
+        finite = np.isfinite(values)
+        places = [Decimal(format_number(v) if ok else 0).as_tuple() for v, ok in zip(values, finite)]
+        ints = np.array([max(len(t.digits) + t.exponent, 1) for t in places], dtype=np.int64)
+        fracs = np.array([max(-t.exponent, 0) for t in places], dtype=np.int64)
+        needed = (ints if int_given is None else int_given) + (fracs if frac_given is None else frac_given)
+        out = ~finite | (needed > limit)
+        if int_given is not None:
+            out |= ints > int_given
+            words = f"|x| < 10^{int_given} (fone_int_digits) and at most {limit - int_given} fractional digits"
+        elif frac_given is not None:
+            out |= fracs > frac_given
+            words = f"at most {frac_given} fractional digits (fone_frac_digits) and |x| < 10^{limit - frac_given}"
+        else:
+            words = f"at most {limit} digits, integer and fractional places together (|x| < 10^{limit} for an integer)"
+            widest = int(ints[~out].max(initial=1))  # the fitted fone_int_digits, if every value fits on its own
+            if not out.any() and (fracs > limit - widest).any():  # then they do not fit together
+                out = fracs > limit - widest
+                words += (
+                    f"; these data's widest integer part takes {widest} places (fone_int_digits), which leaves "
+                    f"{limit - widest} fractional digits"
+                )
+        return out, (
+            f"finite values with {words}: fone_int_digits + fone_frac_digits <= {limit}, the smaller of "
+            f"{MAX_PLACES} (a float64's exact digits) and hidden_size / 2 = {hidden_size // 2}"
+        )
+
+    @staticmethod
+    def _places_words(int_digits: int, frac_digits: int) -> str:
+        """The range of ``int_digits`` integer and ``frac_digits`` fractional places, in words."""
+        return (
+            f"finite values with |x| < 10^{int_digits} and at most {frac_digits} fractional digits "
+            f"(fone_int_digits={int_digits}, fone_frac_digits={frac_digits})"
+        )
+
+    @staticmethod
+    def _beyond_places(values: torch.Tensor, int_digits: int, frac_digits: int) -> torch.Tensor:
+        """Bool mask of the finite float64 ``values`` with more places than ``int_digits`` and ``frac_digits``."""
+        scaled = values.abs() * 10.0**frac_digits
+        rounded = scaled.round()  # float noise below the last place is tolerated, a further digit is not
+        tolerance = 1e-6 + 8 * torch.finfo(torch.float64).eps * scaled
+        further_digit = (scaled - rounded).abs() > tolerance
+        return ~torch.isfinite(values) | (rounded >= 10.0 ** (int_digits + frac_digits)) | further_digit
+
     def __init__(self, config: Any):
         super().__init__(config)
         self.int_digits = int(config.fone_int_digits)
@@ -103,9 +160,10 @@ class FoNEEncoding(NumberEncoding):
                 f"fone needs 2 * (fone_int_digits + fone_frac_digits) <= hidden_size, got "
                 f"2 * ({self.int_digits} + {self.frac_digits}) > {self.hidden_size}"
             )
-        if self.places > 15:
+        if self.places > MAX_PLACES:
             raise ValueError(
-                f"fone_int_digits + fone_frac_digits must be <= 15 (the exact digits of a float64), got {self.places}"
+                f"fone_int_digits + fone_frac_digits must be <= {MAX_PLACES} (the exact digits of a float64), "
+                f"got {self.places}"
             )
         self.negative = nn.Parameter(torch.empty(self.hidden_size))
         self.digit_proj = nn.Linear(self.hidden_size, 2 * self.places)
@@ -120,20 +178,14 @@ class FoNEEncoding(NumberEncoding):
         init.zeros_(self.sign.bias)
 
     def allowed_range(self) -> str:
-        return (
-            f"finite values with |x| < 10^{self.int_digits} and at most {self.frac_digits} fractional digits "
-            f"(fone_int_digits={self.int_digits}, fone_frac_digits={self.frac_digits})"
-        )
+        return self._places_words(self.int_digits, self.frac_digits)
 
     def _scaled(self, values: torch.Tensor) -> torch.Tensor:
         """``|x| * 10^F`` as float64 before rounding."""
         return values.abs() * 10.0**self.frac_digits
 
     def _out_of_range(self, values: torch.Tensor) -> torch.Tensor:
-        scaled = self._scaled(values)
-        rounded = scaled.round()  # float noise below the last place is tolerated, a further digit is not
-        tolerance = 1e-6 + 8 * torch.finfo(torch.float64).eps * scaled
-        return (rounded >= 10.0**self.places) | ((scaled - rounded).abs() > tolerance)
+        return self._beyond_places(values, self.int_digits, self.frac_digits)
 
     def digits(self, values: torch.Tensor) -> torch.Tensor:
         """Digits ``(N, P)`` of ``|values|`` (in range), place 0 = the smallest (``10^-F``)."""

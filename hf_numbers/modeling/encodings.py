@@ -43,6 +43,7 @@ XVAL_MAX = 2.0**62
 """The largest ``|x|`` xVal accepts (inputs and labels): its square, and that of its difference to a
 prediction as large, stay finite in float32 (the MSE); see :class:`XValEncoding`."""
 _SQRT_FLOAT32_MAX = math.sqrt(FLOAT32_MAX)
+_SQRT_FLOAT64_MAX = math.sqrt(float(np.finfo(np.float64).max))
 
 
 class XValEncoding(NumberEncoding):
@@ -75,6 +76,25 @@ class XValEncoding(NumberEncoding):
     needs_scaling = True
     scales_embedding = True
     continuous_output = True
+
+    @classmethod
+    def data_out_of_range(
+        cls, values: np.ndarray, fields: Mapping[str, Any], hidden_size: int
+    ) -> tuple[np.ndarray, str]:
+        """Beyond the square root of float64's maximum (a fitted scaling squares values), or beyond 2^62 once scaled."""
+        if "number_scaling_scale" not in fields:  # the scaling is fitted to the data: its standard deviation
+            words = (
+                f"finite values with |x| <= {_SQRT_FLOAT64_MAX:.4g}, the square root of float64's largest value "
+                "(the number scaling fitted to the data takes their standard deviation, which squares them)"
+            )
+            return ~(np.abs(values) <= _SQRT_FLOAT64_MAX), words
+        shift, scale = float(fields["number_scaling_shift"]), float(fields["number_scaling_scale"])
+        log = bool(fields.get("number_scaling_log", False))
+        with np.errstate(over="ignore", invalid="ignore"):
+            g = np.sign(values) * np.log10(np.abs(values) + 1.0) if log else values
+            out = ~(np.abs((g - shift) / scale) <= XVAL_MAX)
+        g_words = "sign(x) log10(1 + |x|)" if log else "x"
+        return out, f"values with |({g_words} - {shift:.6g}) / {scale:.6g}| <= 2^62 (the config's number scaling)"
 
     def __init__(self, config: Any):
         super().__init__(config)
@@ -140,6 +160,14 @@ class FloatBitEncoding(NumberEncoding):
 
     name = "float"
 
+    @classmethod
+    def data_out_of_range(
+        cls, values: np.ndarray, fields: Mapping[str, Any], hidden_size: int
+    ) -> tuple[np.ndarray, str]:
+        """Values that are not finite once rounded to float32."""
+        with np.errstate(over="ignore"):
+            return ~np.isfinite(values.astype(np.float32)), f"finite float32 values, |x| <= {FLOAT32_MAX:.8g}"
+
     def __init__(self, config: Any):
         super().__init__(config)
         self.l1 = nn.Linear(32, self.hidden_size, bias=False)
@@ -154,7 +182,7 @@ class FloatBitEncoding(NumberEncoding):
         init.zeros_(self.bit_head.bias)
 
     def allowed_range(self) -> str:
-        return f"finite float32 values, |x| <= {FLOAT32_MAX:.8g}"
+        return self.data_out_of_range(np.zeros(0), {}, self.hidden_size)[1]
 
     def _out_of_range(self, values: torch.Tensor) -> torch.Tensor:
         return ~torch.isfinite(values.float())
@@ -239,6 +267,18 @@ class ExponentEncoding(NumberEncoding):
         if not len(magnitudes):
             return {}
         return {"exponent_min": float(magnitudes.min() / 1.01), "exponent_max": float(magnitudes.max() * 1.01)}
+
+    @classmethod
+    def data_out_of_range(
+        cls, values: np.ndarray, fields: Mapping[str, Any], hidden_size: int
+    ) -> tuple[np.ndarray, str]:
+        """Non-zero magnitudes outside the given bins' range, or (fitted) too large to widen by 1%."""
+        low, high = float(fields.get("exponent_min", 0.0)), fields.get("exponent_max")
+        high = float(np.finfo(np.float64).max) / 1.01 if high is None else float(high)
+        magnitude = np.abs(values)
+        out = ~(magnitude <= high) | ((values != 0) & (magnitude < low))
+        low_words = f"{low:g} <= |x| <= " if low > 0 else "|x| <= "
+        return out, f"0 or finite values with {low_words}{high:.6g} (exponent_min, exponent_max)"
 
     def __init__(self, config: Any):
         super().__init__(config)

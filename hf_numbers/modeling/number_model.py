@@ -118,7 +118,8 @@ class NumberModelMixin(NumberScalingMixin, NumberModelCardMixin):
         The config takes the tokenizer's special-token and number ids. Every backbone weight is
         reused; the embeddings grow to ``len(tokenizer)`` (new rows initialised by transformers' mean
         resizing; ``pad_to_multiple_of``, e.g. 64, rounds the size up, which keeps the token head's
-        matrix shapes fast) and the number module is initialised. ``kwargs`` go to ``from_pretrained`` (config fields such as ``number_encoding``).
+        matrix shapes fast) and the number module is initialised. ``kwargs`` go to ``from_pretrained``
+        (config fields such as ``number_encoding``).
 
         Example:
             >>> tok = NumberBertTokenizer.from_pretrained(path)  # doctest: +SKIP

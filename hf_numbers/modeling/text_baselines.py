@@ -93,6 +93,13 @@ class TextEncoding:
         return {}
 
     @classmethod
+    def data_out_of_range(
+        cls, values: np.ndarray, fields: Mapping[str, Any], hidden_size: int
+    ) -> tuple[np.ndarray, str]:
+        """Values that are not finite (text writes every finite value)."""
+        return ~np.isfinite(values), "finite values"
+
+    @classmethod
     def tokenizer_options(cls, options: Mapping[str, Any]) -> dict[str, Any]:
         """The tokenizer's ``number_scheme`` (and the scheme's options)."""
         return {"number_scheme": cls.name}
@@ -125,6 +132,26 @@ class SchemeEncoding(TextEncoding):
         digits = (given or {}).get("scheme_digits", SCHEME_OPTIONS[0].default)
         low, high = fit_exponent_range(values, digits)
         return {"scheme_min_exponent": low, "scheme_max_exponent": high}
+
+    @classmethod
+    def data_out_of_range(
+        cls, values: np.ndarray, fields: Mapping[str, Any], hidden_size: int
+    ) -> tuple[np.ndarray, str]:
+        """Values whose rounding overflows float64, or whose exponent is outside the given range."""
+        digits = int(fields.get("scheme_digits", SCHEME_OPTIONS[0].default))
+        low, high = fields.get("scheme_min_exponent"), fields.get("scheme_max_exponent")
+        scheme = NumberScheme("p10", digits, 0, 0)  # split() writes any exponent; the range is checked here
+        out = np.zeros(len(values), dtype=bool)
+        for index, value in enumerate(values):
+            try:
+                exponent = scheme.split(value).exponent
+            except ValueError:  # not finite, or overflowing once rounded
+                out[index] = True
+                continue
+            out[index] = value != 0 and (low is not None and exponent < low or high is not None and exponent > high)
+        given = low is not None or high is not None
+        exponents = f" and exponents in [{low}, {high}] (scheme_min_exponent, scheme_max_exponent)" if given else ""
+        return out, f"finite values that stay finite rounded to {digits} significant digits (scheme_digits){exponents}"
 
     @classmethod
     def tokenizer_options(cls, options: Mapping[str, Any]) -> dict[str, Any]:
