@@ -31,6 +31,8 @@ from hf_numbers import (
     get_encoding,
 )
 
+pytestmark = pytest.mark.smoke  # in the drift check's subset (scripts/check_latest.sh)
+
 
 @pytest.fixture(autouse=True, scope="module")
 def _single_thread() -> Iterator[None]:

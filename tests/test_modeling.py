@@ -31,6 +31,8 @@ from transformers import AutoModel
 from hf_numbers import BACKBONES, NUMBER_ENCODINGS_REGISTRY, NumberBertForMaskedLM, NumberBertTokenizer
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
 
+pytestmark = pytest.mark.smoke  # in the drift check's subset (scripts/check_latest.sh)
+
 EVERY_PAIR = pytest.mark.parametrize("backbone,encoding", MATRIX)
 CODE_FILES = (
     "number_model.py",

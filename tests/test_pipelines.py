@@ -24,6 +24,8 @@ from hf_numbers.cli import main as cli_main
 from hf_numbers.modeling.number_scaling import NumberScaling
 from hf_numbers.training import NumberTrainingArguments, build_dataset
 
+pytestmark = pytest.mark.smoke  # in the drift check's subset (scripts/check_latest.sh)
+
 SCALING = NumberScaling(shift=50.0, scale=8.0)  # °F-like: a value near 0 inside the model is ~50 outside
 PROMPT = "x = 1.5, y = -2 and z ="
 

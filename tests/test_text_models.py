@@ -42,6 +42,8 @@ from hf_numbers.training import (
     make_scaler,
 )
 
+pytestmark = pytest.mark.smoke  # in the drift check's subset (scripts/check_latest.sh)
+
 EVERY_TEXT_PAIR = pytest.mark.parametrize("backbone,encoding", TEXT_MATRIX)
 
 

@@ -26,6 +26,8 @@ from hf_numbers import (
     format_number,
 )
 
+pytestmark = pytest.mark.smoke  # in the drift check's subset (scripts/check_latest.sh)
+
 EXACT = [name for name, spec in BACKBONES.items() if spec.tokenizer_model in (BYTE_LEVEL_BPE, METASPACE_BPE)]
 """Byte-level BPE (GPT-2, RoBERTa, ModernBERT) and Llama's BPE: exact decoding (Llama drops a leading space, as
 SentencePiece does)."""

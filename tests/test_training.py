@@ -203,6 +203,7 @@ def test_two_cpu_processes_end_with_identical_weights_and_resume_exactly(tmp_pat
     assert resumed[0]["evals"] == ranks[0]["evals"]  # the evaluation before the checkpoint is in its history
 
 
+@pytest.mark.smoke
 def test_hf_trainer_runs_with_number_models(tmp_path: Path) -> None:
     args = tiny_args(output_dir=str(tmp_path))
     tokenizer, model, data = prepared(args)
@@ -218,6 +219,7 @@ def test_hf_trainer_runs_with_number_models(tmp_path: Path) -> None:
     assert trainer.evaluate()["eval_loss"] < before
 
 
+@pytest.mark.smoke
 def test_cli_train_evaluate_and_reload(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cli_main(["make-data", "--task", "lookup", "--output", str(tmp_path / "data"), "--train_size", "128",
               "--eval_size", "16"])
