@@ -276,6 +276,10 @@ def run(causal: bool, argv: Sequence[str] | None = None) -> dict[str, Any]:
         model=model, args=training_args, train_dataset=tokenized["train"], eval_dataset=tokenized["validation"],
         data_collator=collator, processing_class=tokenizer,
     )
+    if training_args.fsdp and not trainer.is_fsdp_enabled:  # Accelerate fell back to DDP (on CPU, say)
+        ran = trainer.accelerator.distributed_type.value
+        raise ValueError(f"--fsdp was asked for, but Trainer would run {ran} without sharding (FSDP needs GPUs); "
+                         "leave --fsdp out")
     train_result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     trainer.save_model()  # model (its number scaling in config.json) and tokenizer, loadable with from_pretrained
     trainer.log_metrics("train", train_result.metrics)

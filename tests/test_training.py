@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from accelerate.state import AcceleratorState
 from model_helpers import CAUSAL, MASKED, ONE_PER_KIND, tiny_args
 from safetensors.torch import load_file
 from transformers import AutoModel, AutoTokenizer, Trainer, TrainingArguments
@@ -29,6 +30,7 @@ from hf_numbers.training import (
     build_tokenizer,
     encoding_options_for,
     list_checkpoints,
+    make_accelerator,
     tokenize_dataset,
     train_model,
 )
@@ -171,10 +173,7 @@ DISTRIBUTED_SCRIPT = textwrap.dedent(
 
 def _run_two_processes(script: Path, output_dir: Path, *extra: str) -> list[dict]:
     """Run ``script`` on 2 CPU processes (gloo) with the checked-out hf_numbers; each rank's result."""
-    with socket.socket() as probe:  # a free port: a fixed one collides with another test session on the machine
-        probe.bind(("127.0.0.1", 0))
-        port = str(probe.getsockname()[1])
-    command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", port,
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", _free_port(),
                str(script), str(output_dir), *extra]
     env = dict(CHECKOUT_ENV, OMP_NUM_THREADS="1")
     result = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
@@ -183,6 +182,45 @@ def _run_two_processes(script: Path, output_dir: Path, *extra: str) -> list[dict
     assert len(ranks) == 2, result.stderr[-3000:]
     # gloo may abort at interpreter exit after a clean run; the ranks' results above are what counts
     return ranks
+
+
+def _free_port() -> str:
+    with socket.socket() as probe:  # a fixed port collides with another test session on the machine
+        probe.bind(("127.0.0.1", 0))
+        return str(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize("flag", ["ACCELERATE_USE_FSDP", "ACCELERATE_USE_DEEPSPEED"])
+def test_a_sharded_launch_is_refused_before_any_work(flag: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FSDP v2 through an accelerate config with --use_cpu ran as plain DDP, with no warning."""
+    monkeypatch.setenv(flag, "true")
+    with pytest.raises(ValueError, match="the launch asks for (FSDP|DeepSpeed) .* hf-numbers train does not shard"):
+        make_accelerator(NumberTrainingArguments(use_cpu=True))
+
+
+def test_processes_that_would_each_train_alone_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """torchrun without --use_cpu on a CPU machine: Accelerate ran each process alone into one folder."""
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    try:
+        with pytest.raises(ValueError, match=r"launched as 2 processes, but Accelerate runs 1 .*--use_cpu true"):
+            make_accelerator(NumberTrainingArguments(use_cpu=False))
+    finally:
+        AcceleratorState._reset_state(reset_partial_state=True)
+
+
+def test_the_example_refuses_fsdp_that_would_fall_back_to_ddp(tmp_path: Path) -> None:
+    """Trainer with --fsdp on 2 CPU processes ran plain DDP (is_fsdp_enabled False)."""
+    (tmp_path / "any.txt").write_text("x is 1\ny is 2\n" * 10)
+    example = Path(__file__).parents[1] / "examples" / "run_number_clm.py"
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", _free_port(),
+               str(example), "--train_file", str(tmp_path / "any.txt"), "--output_dir", str(tmp_path / "run"),
+               "--max_steps", "1", "--fsdp", "full_shard", "--use_cpu", "true", "--hidden_size", "32",
+               "--num_layers", "1", "--num_heads", "2", "--vocab_size", "200", "--report_to", "none"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                            env=dict(CHECKOUT_ENV, OMP_NUM_THREADS="1"))
+    assert result.returncode != 0
+    assert "--fsdp was asked for, but Trainer would run MULTI_CPU without sharding" in result.stderr
+    assert not list((tmp_path / "run").glob("checkpoint-*"))
 
 
 def test_two_cpu_processes_end_with_identical_weights_and_resume_exactly(tmp_path: Path) -> None:

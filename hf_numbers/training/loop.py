@@ -80,7 +80,8 @@ def make_accelerator(args: NumberTrainingArguments) -> Accelerator:
     Example:
         >>> accelerator = make_accelerator(NumberTrainingArguments(use_cpu=True))  # doctest: +SKIP
     """
-    return Accelerator(
+    refuse_sharding()
+    accelerator = Accelerator(
         cpu=args.use_cpu,
         mixed_precision=resolve_mixed_precision(args),
         gradient_accumulation_steps=args.gradient_accumulation_steps,
@@ -88,6 +89,34 @@ def make_accelerator(args: NumberTrainingArguments) -> Accelerator:
         log_with=args.trackers or None,
         project_config=project_configuration(args),
     )
+    launched = int(os.environ.get("WORLD_SIZE", "1"))
+    if launched > accelerator.num_processes:
+        raise ValueError(
+            f"launched as {launched} processes, but Accelerate runs {accelerator.num_processes} "
+            f"({accelerator.distributed_type.value}): each would train alone. On CPU add --use_cpu true (gloo DDP)"
+        )
+    return accelerator
+
+
+_SHARDING_FLAGS = {"ACCELERATE_USE_FSDP": "FSDP", "ACCELERATE_USE_DEEPSPEED": "DeepSpeed",
+                   "ACCELERATE_USE_MEGATRON_LM": "Megatron-LM"}
+
+
+def refuse_sharding() -> None:
+    """``ValueError`` when the launch asks for sharding (an ``accelerate launch`` FSDP, DeepSpeed or Megatron-LM
+    config), which the loop does not do: Accelerate would otherwise fail on CPU or fall back to DDP silently.
+
+    Example:
+        >>> os.environ["ACCELERATE_USE_FSDP"] = "true"; refuse_sharding()  # doctest: +SKIP
+        ValueError: the launch asks for FSDP ...
+    """
+    asked = [name for flag, name in _SHARDING_FLAGS.items() if parse_flag_from_env(flag)]
+    if asked:
+        raise ValueError(
+            f"the launch asks for {' and '.join(asked)} (an accelerate config), but hf-numbers train does not shard: "
+            "it trains on one process or with DDP across processes (every process holds the whole model). "
+            "Launch with a config of distributed_type NO, MULTI_CPU or MULTI_GPU"
+        )
 
 
 def check_run(args: NumberTrainingArguments) -> Path | None:
