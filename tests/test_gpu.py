@@ -33,7 +33,7 @@ from model_helpers import (
     tiny_model,
 )
 from test_generation import generate, left_padded_prompt
-from test_mixed_precision import LOW_PRECISION, number_targets
+from test_mixed_precision import LOW_PRECISION, check_number_path_in_float32, number_targets
 
 from hf_numbers import BACKBONES, NUMBER_ENCODINGS_REGISTRY, get_encoding
 
@@ -138,18 +138,8 @@ def test_autocast_on_cuda_keeps_the_number_path_in_float32_and_trains(
     assert all(call["in"] == torch.float32 and not call["autocast"] for call in calls), calls
     assert calls[0]["out"] == torch.float32  # head outputs
     assert out.number_predictions.dtype == torch.float64 and torch.isfinite(out.number_predictions).all()
-    # References from the same hidden states in float32, losses against the exact float64 targets.
-    with torch.no_grad():
-        head_output = enc.head(calls[0]["input"])
-        assert torch.equal(out.number_predictions, enc.decode(head_output))
-        targets, mask = (tensor.to(CUDA) for tensor in number_targets(backbone, cpu_batch))
-        expected_loss = enc.loss(head_output.double(), targets, mask)
-    assert mask.any() and torch.isfinite(out.number_loss) and torch.isfinite(out.loss)
-    assert out.number_loss.dtype == torch.float32
-    assert out.number_loss.item() == pytest.approx(expected_loss.item(), rel=1e-5)
-    out.loss.backward()
-    for name, parameter in enc.named_parameters():
-        assert parameter.grad.dtype == torch.float32 and torch.isfinite(parameter.grad).all(), name
+    targets, mask = (tensor.to(CUDA) for tensor in number_targets(backbone, cpu_batch))
+    check_number_path_in_float32(out, enc, calls[0]["input"], targets, mask)
     assert any(parameter.grad.abs().sum() > 0 for parameter in enc.parameters())  # the gradient reached it
 
 

@@ -68,13 +68,18 @@ def test_number_head_loss_and_decoding_run_in_float32_under_autocast(
     assert [call["name"] for call in calls] == ["head", "decode", "loss"]
     assert all(call["in"] == torch.float32 and not call["autocast"] for call in calls), calls
     assert calls[0]["out"] == torch.float32  # head outputs
-    # References from the same hidden states in float32, losses against the exact float64 targets.
+    check_number_path_in_float32(out, enc, out.hidden_states[-1].float(), *number_targets(backbone, batch))
+
+
+def check_number_path_in_float32(out, enc, head_input: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> None:
+    """The output of a forward under autocast against references from the head's float32 input: float64 predictions
+    decoded from it, a float32 number loss equal to the loss against the exact float64 targets, and float32 finite
+    gradients after backward (also tests/test_gpu.py on CUDA)."""
     with torch.no_grad():
-        head_output = enc.head(out.hidden_states[-1].float())
-        targets, mask = number_targets(backbone, batch)
+        head_output = enc.head(head_input)
         expected_loss = enc.loss(head_output.double(), targets, mask)
-        assert out.number_predictions.dtype == torch.float64
-        assert torch.equal(out.number_predictions, enc.decode(head_output))
+    assert out.number_predictions.dtype == torch.float64
+    assert torch.equal(out.number_predictions, enc.decode(head_output))
     assert mask.any() and torch.isfinite(out.number_loss) and torch.isfinite(out.loss)
     assert out.number_loss.dtype == torch.float32
     assert out.number_loss.item() == pytest.approx(expected_loss.item(), rel=1e-5)
