@@ -13,8 +13,7 @@ from hf_numbers.data import train_number_tokenizer
 corpus = ["The temperature fell from 21.5 to -3 degrees.", '{"m": 1.53, "a": 2.07, "e": 0.0044}'] * 20
 tokenizer = train_number_tokenizer(corpus, "gpt2", vocab_size=300)  # or NumberGPT2Tokenizer.from_pretrained(path)
 batch = tokenizer(corpus[:2], padding=True, padding_side="left", return_tensors="pt")
-config = NumberGPT2Config.from_tokenizer(tokenizer, n_embd=64, n_layer=2, n_head=2, number_encoding="xval",
-                                         bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id)
+config = NumberGPT2Config.from_tokenizer(tokenizer, n_embd=64, n_layer=2, n_head=2, number_encoding="xval")
 model = NumberGPT2ForCausalLM(config)
 labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
 out = model(**batch, labels=labels)  # number_labels default to the (shifted) input numbers

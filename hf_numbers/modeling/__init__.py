@@ -1,4 +1,4 @@
-"""Everything a saved checkpoint needs at load time (one flat folder, see DESIGN.md)."""
+"""Everything a saved checkpoint needs at load time (one flat folder, see docs/design.md)."""
 
 import transformers
 from transformers import AutoConfig, AutoModel, AutoTokenizer

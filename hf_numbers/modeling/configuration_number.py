@@ -9,7 +9,7 @@ of this ``model_type``) must hold its encoding's fields: loading one without the
 not the defaults.
 
 This module is part of the flat ``hf_numbers/modeling`` folder that is copied into saved
-checkpoints (see DESIGN.md, "The Hub rule"): it imports nothing else from ``hf_numbers``.
+checkpoints (see docs/design.md, "The Hub rule"): it imports nothing else from ``hf_numbers``.
 """
 
 from __future__ import annotations
@@ -52,8 +52,9 @@ class NumberConfigFields:
             values and the model's, applied inside the model (``number_scaling.py``): inputs and labels
             are raw values, predictions come back raw. Identity by default; fitted for xVal by
             ``model.fit_number_scaling(values)`` or ``hf_numbers.data.NumberScaler(...).fit(values).config_fields()``.
-        and one field per option of every registered encoding (``encoding_options()``, such as
-            ``fone_int_digits``), whichever encoding is selected, validated by that encoding.
+
+    And one field per option of every registered encoding (``encoding_options()``, such as
+    ``fone_int_digits``), whichever encoding is selected, validated by that encoding.
     """
 
     number_encoding: str = "xval"

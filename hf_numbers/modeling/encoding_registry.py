@@ -3,7 +3,7 @@
 Configs (``number_encoding`` and every encoding's option fields), training (fitting options to
 data, choosing the scaler and the tokenizer), the CLI and the test matrix read
 :data:`NUMBER_ENCODINGS_REGISTRY`; nothing else lists encodings. Adding an encoding is one
-:class:`NumberEncoding` subclass and one line in the tuple below (see docs/DESIGN.md, "Adding an
+:class:`NumberEncoding` subclass and one line in the tuple below (see docs/design.md, "Adding an
 encoding"). The text baselines (``text_baselines.py``) are entries without a number module.
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it

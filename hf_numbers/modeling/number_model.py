@@ -239,8 +239,9 @@ class NumberModelMixin(NumberScalingMixin, NumberModelCardMixin):
                 is None and ``head_hidden_states`` holds what it would read (``generate`` uses it).
             scaled_numbers: ``input_numbers`` and ``number_labels`` are already in the model's units (the
                 config's number scaling applied) and ``number_predictions`` stay in them (``generate`` uses it).
-            Other arguments, the KV cache among them (``cache``, or ``past_key_values`` before transformers
-            5.24), are passed to the backbone.
+
+        Other arguments, the KV cache among them (``cache``, or ``past_key_values`` before transformers
+        5.24), are passed to the backbone.
 
         Returns ``number_predictions``, the decoded value at every position in the data's units
         (±inf where a log scaling's inverse overflows float64).
