@@ -2,7 +2,7 @@
 
 The scientific suite's look-up rows (``python benchmarks/reproduce.py scientific --only lookup-*``)
 learn no retrieval: every encoding predicts about the mean of the dictionary's values. This script
-asks whether that is the number encodings' doing or the scale's, with no hf_numbers code at all:
+asks whether that is the number encodings' doing or the scale's, with no number model at all:
 the same task reduced to tokens (a dictionary ``{ k : v , k : v ... } q = v`` of ``--keys`` distinct
 keys out of 26 key tokens, each with one of 10 value tokens, one queried key) and a plain
 ``GPT2LMHeadModel`` or ``LlamaForCausalLM`` of the rows' size (hidden 128, 4 layers, 4 heads, dropout
@@ -34,7 +34,9 @@ from pathlib import Path
 
 import torch
 import transformers
-from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM, PreTrainedModel
+from transformers import PreTrainedModel
+
+from hf_numbers import BACKBONES
 
 RESULTS = Path(__file__).parent / "results" / "lookup_retrieval"
 TABLE = Path(__file__).parent / "results" / "lookup_retrieval.md"
@@ -59,7 +61,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--train_size", type=int, default=10_000, help="training dictionaries (0: fresh ones at every step)"
     )
-    parser.add_argument("--backbone", choices=["gpt2", "llama"], default="gpt2")
+    causal = [name for name, spec in BACKBONES.items() if spec.causal]
+    parser.add_argument("--backbone", choices=causal, default=causal[0])
     parser.add_argument("--eval_every", type=int, default=250)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
@@ -95,22 +98,18 @@ def collate(rows: list[list[int]], length: int) -> tuple[torch.Tensor, torch.Ten
 
 
 def build_model(backbone: str, positions: int) -> PreTrainedModel:
-    """A plain transformers model of the look-up rows' size, dropout 0."""
+    """A plain transformers model of the look-up rows' size, dropout 0 (the backbone table's plain classes).
+
+    Sized as the table sizes a new model (``size_config``), with the feed-forward width, where the config
+    has one, rounded up to a multiple of 8 (Llama: 344 for 8/3 x 128).
+    """
+    spec = BACKBONES[backbone]
+    sizes = spec.size_config(hidden_size=128, num_layers=4, num_heads=4, max_length=positions)
+    if spec.size_fields.ffn:
+        sizes[spec.size_fields.ffn] = 8 * math.ceil(spec.size_fields.ffn_ratio * 128 / 8)
     tokens = {"vocab_size": VOCAB, "pad_token_id": PAD, "bos_token_id": OPEN, "eos_token_id": PAD}
-    if backbone == "llama":
-        return LlamaForCausalLM(
-            LlamaConfig(
-                hidden_size=128,
-                intermediate_size=344,
-                num_hidden_layers=4,
-                num_attention_heads=4,
-                num_key_value_heads=4,
-                max_position_embeddings=positions,
-                **tokens,
-            )
-        )
-    no_dropout = {"resid_pdrop": 0.0, "embd_pdrop": 0.0, "attn_pdrop": 0.0}
-    return GPT2LMHeadModel(GPT2Config(n_positions=positions, n_embd=128, n_layer=4, n_head=4, **no_dropout, **tokens))
+    no_dropout = dict.fromkeys(spec.dropout_fields, 0.0)
+    return spec.plain_model_class(spec.plain_config_class(**sizes, **no_dropout, **tokens))
 
 
 @torch.no_grad()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import torch
@@ -38,6 +38,16 @@ _ENCODING_OPTIONS = {
     "exponent_min": 1e-2,
     "exponent_max": 1e4,
 }
+
+
+def covering_pairs(first: Sequence[str], second: Sequence[str]) -> list[tuple[str, str]]:
+    """As few pairs as hold every item of ``first`` and every item of ``second`` (the shorter one cycles).
+
+    Example: ``covering_pairs(BACKBONES, TEXT_ENCODINGS)``: every backbone with some text baseline, and every
+    text baseline with some backbone.
+    """
+    first, second = list(first), list(second)
+    return [(first[i % len(first)], second[i % len(second)]) for i in range(max(len(first), len(second)))]
 
 
 def tiny_config(backbone: str, encoding: str, **overrides):

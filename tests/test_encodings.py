@@ -49,7 +49,7 @@ def test_registry_covers_config_encodings() -> None:
 
 
 def test_unknown_encoding_is_a_value_error() -> None:
-    with pytest.raises(ValueError, match="unknown; allowed: xval, fone, float, exponent"):
+    with pytest.raises(ValueError, match=re.escape(f"unknown; allowed: {', '.join(NUMBER_ENCODINGS_REGISTRY)}")):
         build_number_encoding(SimpleNamespace(number_encoding="bogus", hidden_size=32))
     with pytest.raises(ValueError, match="number_encoding='bogus'"):
         NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, number_encoding="bogus")
@@ -115,7 +115,19 @@ def test_fitted_options_are_tight() -> None:
     assert get_encoding("fone").fit_options(values) == {"fone_int_digits": 3, "fone_frac_digits": 2}
     assert get_encoding("exponent").fit_options(values) == {"exponent_min": 0.25 / 1.01, "exponent_max": 300.0 * 1.01}
     assert get_encoding("exponent").fit_options(np.zeros(3)) == {}  # no magnitude: the defaults
-    assert [n for n, cls in NUMBER_ENCODINGS_REGISTRY.items() if cls.needs_scaling] == ["xval"]
+
+
+@pytest.mark.parametrize(
+    ("name", "needs_scaling"), [("xval", True), ("fone", False), ("float", False), ("exponent", False)]
+)
+def test_xval_alone_of_the_papers_encodings_needs_scaled_values(name: str, needs_scaling: bool) -> None:
+    """xVal multiplies an embedding by the value, so it wants a small range; the others read digits, bits or bins."""
+    assert get_encoding(name).needs_scaling is needs_scaling
+
+
+@pytest.mark.parametrize("name", [name for name, cls in NUMBER_ENCODINGS_REGISTRY.items() if not cls.has_number_module])
+def test_a_text_baseline_never_needs_scaled_values(name: str) -> None:
+    assert get_encoding(name).needs_scaling is False  # its numbers are tokens: no module would see a scaled value
 
 
 # ---------------------------------------------------------------------- FoNE
@@ -310,21 +322,31 @@ def test_loss_is_finite_and_decode_has_one_value_per_position(name: str) -> None
         enc.loss(head_output, labels.masked_fill(mask, float("nan")), mask)
 
 
-@pytest.mark.parametrize("name", ["fone", "float", "exponent"])
+def _fone_truth(enc, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    right, wrong = fone_head_output(enc, values), fone_head_output(enc, column(13.5, 3.25, 151.0))
+    return right, wrong, values
+
+
+def _float_truth(enc, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return (2 * enc.bits(values) - 1) * 5, (2 * enc.bits(-values * 2) - 1) * 5, values.float().double()
+
+
+def _exponent_truth(enc, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    classes = enc.classes(values)
+    right = torch.nn.functional.one_hot(classes, 33).float() * 8
+    wrong = torch.nn.functional.one_hot(classes + 1, 33).float() * 8
+    return right, wrong, enc.centres(classes)
+
+
+TRUTHS = {"fone": _fone_truth, "float": _float_truth, "exponent": _exponent_truth}
+"""Per encoding (its own maths): head outputs at the truth and off it, and what the truth decodes to."""
+
+
+@pytest.mark.parametrize("name", TRUTHS)
 def test_loss_is_lowest_at_the_truth(name: str) -> None:
     enc = encoding(name)
     values = column(12.5, -3.25, 150.0)
-    if name == "fone":
-        right, wrong = fone_head_output(enc, values), fone_head_output(enc, column(13.5, 3.25, 151.0))
-        decoded = values
-    elif name == "float":
-        right, wrong = (2 * enc.bits(values) - 1) * 5, (2 * enc.bits(-values * 2) - 1) * 5
-        decoded = values.float().double()
-    else:
-        classes = enc.classes(values)
-        right = torch.nn.functional.one_hot(classes, 33).float() * 8
-        wrong = torch.nn.functional.one_hot(classes + 1, 33).float() * 8
-        decoded = enc.centres(classes)
+    right, wrong, decoded = TRUTHS[name](enc, values)
     mask = torch.ones(3, dtype=torch.bool)
     assert enc.loss(right, values, mask) < 0.1 < enc.loss(wrong, values, mask)
     assert enc.decode(right).tolist() == decoded.tolist()

@@ -77,12 +77,14 @@ def test_example_adapts_a_plain_checkpoint_on_a_text_file(
     lines = [f"the parcel weighs {w / 10} kg and costs {w // 3 + 2} dollars" for w in range(12, 52)]
     (tmp_path / "parcels.txt").write_text("\n".join(lines) + "\n\n")
     out = tmp_path / "run"
+    encoding = "fone"
     metrics = run(causal=spec.causal, argv=[
-        "--model_name_or_path", str(plain), "--number_encoding", "fone", "--train_file", str(tmp_path / "parcels.txt"),
-        "--max_steps", "2", "--save_strategy", "no", "--max_seq_length", "32", "--output_dir", str(out), *TINY])
+        "--model_name_or_path", str(plain), "--number_encoding", encoding,
+        "--train_file", str(tmp_path / "parcels.txt"), "--max_steps", "2", "--save_strategy", "no",
+        "--max_seq_length", "32", "--output_dir", str(out), *TINY])
     assert metrics["eval_number_count"] == 4
     model = AutoModel.from_pretrained(out)
-    assert type(model) is spec.model_class and model.config.number_encoding == "fone"
+    assert type(model) is spec.model_class and model.config.number_encoding == encoding
 
 
 def test_the_wrong_script_for_a_backbone_is_refused(tmp_path: Path) -> None:

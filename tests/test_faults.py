@@ -1,5 +1,7 @@
-"""Faults of training and checkpoints (issue 10), numbered as the issue's cases: each gives a clear
-error or a documented safe behaviour, and nothing of an earlier run is lost by starting a new one.
+"""Faults of training and checkpoints: resume, output folders, log history, non-finite settings and losses,
+damaged resume state, final/ written whole, a full disk, bad data. Each gives a clear error or a documented
+safe behaviour, and nothing of an earlier run is lost by starting a new one (faults of the model side:
+tests/test_model_faults.py).
 """
 
 from __future__ import annotations
@@ -102,7 +104,7 @@ def copy_run(finished_run: Path, tmp_path: Path, drop_newest: bool = False) -> P
     return folder
 
 
-# ---- 1. resume runs no pickle
+# ---- resume runs no pickle
 
 
 class Payload:
@@ -135,7 +137,7 @@ def test_resume_runs_no_pickle_planted_in_a_checkpoint(data, finished_run: Path,
     assert not marker.exists()
 
 
-# ---- 2. one run per output_dir
+# ---- one run per output_dir
 
 
 def test_a_used_output_dir_is_refused_unless_overwritten(data, finished_run: Path, tmp_path: Path) -> None:
@@ -212,7 +214,7 @@ def test_a_second_run_on_the_same_folder_is_refused(data, finished_run: Path, tm
     assert check_output_dir(stale, None, overwrite=False) is False  # as good as empty
 
 
-# ---- 3. the log history survives resume
+# ---- the log history survives resume
 
 
 def test_resume_after_crash_restores_log_history_and_weights(data, tmp_path: Path) -> None:
@@ -248,7 +250,7 @@ def test_resuming_a_finished_run_keeps_its_history_and_writes_strict_json(
     assert "final training loss nan" not in capsys.readouterr().out
 
 
-# ---- 4. non-finite settings and losses
+# ---- non-finite settings and losses
 
 
 def test_non_finite_settings_are_refused_before_any_work(data, tmp_path: Path, capsys) -> None:
@@ -316,7 +318,7 @@ def test_training_stops_at_the_first_non_finite_loss(data, tmp_path: Path) -> No
         train_model(model, tokenized["train"], growing, args)
 
 
-# ---- 6. damaged resume state
+# ---- damaged resume state
 
 
 def _truncate(path: Path) -> None:
@@ -357,7 +359,7 @@ def test_inexact_resume_only_when_allowed(data, finished_run: Path, tmp_path: Pa
     assert result.global_step == 6 and "inexactly" in caplog.text
 
 
-# ---- 7. final/ is written whole
+# ---- final/ is written whole
 
 
 def test_a_run_killed_while_writing_final_leaves_no_half_final(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -381,7 +383,7 @@ def test_a_run_killed_while_writing_final_leaves_no_half_final(tmp_path: Path, m
     assert (run / "final" / "README.md").is_file() and not (run / "final.tmp").exists()
 
 
-# ---- 8. a full disk while saving a checkpoint
+# ---- a full disk while saving a checkpoint
 
 UNEXPECTED_POS = "[enforce fail at inline_container.cc:672] . unexpected pos 576 vs 534"
 DISK_FULL = {  # how each writer of a checkpoint reports a full disk (the texts met on a full tmpfs)
@@ -434,7 +436,7 @@ def test_other_errors_while_saving_a_checkpoint_pass_through_unchanged(
     assert raised.value is error
 
 
-# ---- 7. bad data and missing paths fail before training
+# ---- bad data and missing paths fail before training
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Model cards (issue 9, item 4): built on huggingface_hub's ModelCard, read back with every split's
+"""Model cards: built on huggingface_hub's ModelCard, read back with every split's
 metrics, rebuilt by `hf-numbers card`, and what `train --push_to_hub` and `model.push_to_hub` would
 send, with the Hub API replaced at its boundary (HfApi's methods) and every socket refused."""
 

@@ -1,6 +1,6 @@
-"""Faults of the model side (issue 10): out-of-range values, NaN predictions, mismatched or incomplete
-checkpoints and tokenizers. Each gives a clear error naming the problem (or a documented safe behaviour);
-the training side of the issue is tests/test_faults.py.
+"""Faults of the model side: out-of-range values, NaN predictions, mismatched or incomplete checkpoints and
+tokenizers. Each gives a clear error naming the problem (or a documented safe behaviour); faults of training
+and of its checkpoints are tests/test_faults.py.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from model_helpers import NUM_IDS, tiny_config, tiny_model
+from model_helpers import NUM_IDS, ONE_PER_KIND, tiny_config, tiny_model
 from safetensors.torch import load_file, save_file
 
 from hf_numbers import (
@@ -20,6 +20,7 @@ from hf_numbers import (
     NumberGPT2Config,
     NumberGPT2ForCausalLM,
     check_tokenizer_matches,
+    get_encoding,
 )
 from hf_numbers.cli import main as cli_main
 from hf_numbers.data import load_task, train_number_tokenizer
@@ -63,7 +64,7 @@ def edit_config(final: Path, **changes) -> None:
     (final / "config.json").write_text(json.dumps({k: v for k, v in config.items() if v is not None}))
 
 
-# ---- 4. each encoding accepts what its float32 path carries
+# ---- each encoding accepts what its float32 path carries
 
 
 def test_xval_accepts_what_float32_carries_in_inputs_and_labels() -> None:
@@ -92,7 +93,7 @@ def test_xval_accepts_what_float32_carries_in_inputs_and_labels() -> None:
         assert model(input_ids=ids, input_numbers=numbers(3.0)).number_predictions.eq(XVAL_MAX).all()
 
 
-# ---- 4. a NaN logit taken by argmax is no prediction
+# ---- a NaN logit taken by argmax is no prediction
 
 
 def test_predict_answers_counts_non_finite_logits_and_values_as_invalid(tokenizer) -> None:
@@ -120,7 +121,7 @@ def test_predict_answers_counts_non_finite_logits_and_values_as_invalid(tokenize
 
 
 @pytest.mark.parametrize("encoding", ["text", "p10"])
-@pytest.mark.parametrize("backbone", ["gpt2", "bert"])
+@pytest.mark.parametrize("backbone", ONE_PER_KIND)
 def test_text_baselines_count_non_finite_logits_as_invalid(backbone: str, encoding: str) -> None:
     """A text encoding's answer is tokens chosen by argmax, which takes a NaN as the largest logit."""
     texts, answers = ["a 3 b 4 c 5", "a 7 b 8 c 9"], [2, 2]
@@ -159,7 +160,7 @@ def test_text_baselines_count_non_finite_logits_as_invalid(backbone: str, encodi
         assert predict_answers(model, tokenizer, texts, answers) == expected
 
 
-# ---- 5. a config missing a tokenizer's number id
+# ---- a config missing a tokenizer's number id
 
 
 def test_forward_refuses_values_at_tokens_that_are_not_number_tokens(tokenizer) -> None:
@@ -176,7 +177,7 @@ def test_forward_refuses_values_at_tokens_that_are_not_number_tokens(tokenizer) 
     assert NumberGPT2ForCausalLM(config)(**batch).number_predictions.shape == batch["input_ids"].shape
 
 
-# ---- 5. loading checks that the parts belong together
+# ---- loading checks that the parts belong together
 
 
 def test_load_trained_refuses_another_runs_tokenizer(saved_run: Path, tmp_path: Path) -> None:
@@ -251,8 +252,9 @@ def test_a_checkpoint_without_number_weights_is_an_error_and_fields_can_be_given
     )
     assert (model.number_encoding.min_value, model.number_encoding.max_value) == (0.5, 2000.0)
     assert not info["missing_keys"]
-    fresh = NumberGPT2ForCausalLM.from_pretrained(final, number_encoding="float")  # another encoding: a new module
-    assert fresh.config.number_encoding == "float"
+    other = get_encoding("float")
+    fresh = NumberGPT2ForCausalLM.from_pretrained(final, number_encoding=other.name)  # another encoding: a new module
+    assert fresh.config.number_encoding == other.name and type(fresh.number_encoding) is other
 
 
 def test_evaluate_refuses_another_task_unless_forced(tokenizer, tmp_path: Path, capsys) -> None:
@@ -293,7 +295,7 @@ def test_evaluate_generates_the_task_with_the_training_runs_options(tokenizer, t
     assert "a --data_dir is already made" in capsys.readouterr().err
 
 
-# ---- 7. precision and lengths
+# ---- precision and lengths
 
 
 def test_input_numbers_as_python_lists_keep_float64(tokenizer) -> None:
@@ -317,7 +319,7 @@ def test_input_numbers_as_python_lists_keep_float64(tokenizer) -> None:
         model(input_ids=torch.tensor(ids), input_numbers=torch.tensor([[1.0, 12.345, 1.0]]))
 
 
-@pytest.mark.parametrize("backbone", ["gpt2", "roberta"])
+@pytest.mark.parametrize("backbone", BACKBONES)
 def test_a_saved_tokenizer_truncates_to_the_model_positions(backbone: str, tmp_path: Path) -> None:
     args = NumberTrainingArguments(backbone=backbone, hidden_size=32, num_layers=2, num_heads=2, max_length=48)
     tokenizer = train_number_tokenizer(TEXTS, backbone, vocab_size=300)

@@ -234,7 +234,7 @@ def test_causal_number_loss_uses_shifted_number_labels(backbone: str) -> None:
 
 @pytest.mark.parametrize("backbone", BACKBONES)
 def test_number_positions_come_from_ids_not_values(backbone: str) -> None:
-    """A value at a token that is not a number token is refused, never read as a number (issue 10)."""
+    """A value at a token that is not a number token is refused, never read as a number."""
     model = tiny_model(backbone, "xval").eval()
     batch = inputs_only(random_batch(backbone))
     is_num = torch.isin(batch["input_ids"], torch.tensor(NUM_IDS[backbone]))

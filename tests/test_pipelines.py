@@ -37,13 +37,13 @@ def _single_thread() -> Iterator[None]:
 
 
 def saved_model(backbone: str, plain_tokenizer_dirs: dict[str, Path], folder: Path, encoding: str = "xval") -> Path:
-    """A tiny untrained model with its tokenizer in ``folder``: xVal with ``SCALING``; a masked LM's token head
-    prefers number tokens (so that it fills numbers)."""
+    """A tiny untrained model with its tokenizer in ``folder``: ``SCALING`` where the encoding needs scaled values
+    (xVal); a masked LM's token head prefers number tokens (so that it fills numbers)."""
     spec = BACKBONES[backbone]
     options = get_encoding(encoding).tokenizer_options({})  # a text baseline: its number_scheme
     tokenizer = spec.tokenizer_class.from_pretrained(plain_tokenizer_dirs[backbone], **options)
     tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
-    scaling = SCALING.to_config() if encoding == "xval" else {}
+    scaling = SCALING.to_config() if get_encoding(encoding).needs_scaling else {}
     torch.manual_seed(0)
     config = spec.new_config(tokenizer, hidden_size=32, num_layers=2, num_heads=2, max_length=64,
                              number_encoding=encoding, **scaling)
@@ -145,7 +145,7 @@ def test_text_baselines_serve_the_same_pipelines(
         assert out["generated_text"].startswith(PROMPT) and isinstance(out["numbers"], list)
     else:
         fill = pipeline("number-fill-mask", model=str(path))
-        for result in fill("x = 1.5, y = [MASK]" if backbone == "bert" else "x = 1.5, y = <mask>", top_k=4):
+        for result in fill(f"x = 1.5, y = {fill.tokenizer.mask_token}", top_k=4):
             assert result["value"] is None or isinstance(result["value"], float)
 
 
@@ -154,7 +154,7 @@ def test_text_baselines_serve_the_same_pipelines(
 def test_the_pipelines_refuse_a_tokenizer_that_is_not_the_models(
     backbone: str, plain_tokenizer_dirs: dict[str, Path], tmp_path: Path
 ) -> None:
-    """Another model's tokenizer (issue 10, case 5): before, a misleading forward error or an IndexError."""
+    """Another model's tokenizer: before, a misleading forward error or an IndexError."""
     spec = BACKBONES[backbone]
     task = "number-generation" if spec.causal else "number-fill-mask"
     path = saved_model(backbone, plain_tokenizer_dirs, tmp_path / "xval")

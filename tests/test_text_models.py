@@ -1,9 +1,11 @@
-"""Models of the text encodings (text, p10, p1000, b1999, fp15): no number module, the token loss only,
-plain generate / fill-mask, answers predicted from text, training builders and the CLI end to end."""
+"""Models of the text baselines (the registry's entries without a number module: the backbone's own text and
+the number schemes): the token loss only, plain generate / fill-mask, answers predicted from text, training
+builders and the CLI end to end."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -26,13 +28,14 @@ from model_helpers import (
 )
 from transformers import AutoModel, AutoTokenizer
 
-from hf_numbers import BACKBONES, NumberGPT2Config, find_numbers
+from hf_numbers import BACKBONES, NUMBER_ENCODINGS_REGISTRY, NumberGPT2Config, find_numbers
 from hf_numbers.cli import main as cli_main
 from hf_numbers.data.checks import check_answers_tokenized
 from hf_numbers.data.loading import tokenize_dataset
 from hf_numbers.data.tokenizer_training import train_number_tokenizer
 from hf_numbers.evaluation.predict import TEXT_ANSWER_TOKENS, predict_answers
-from hf_numbers.modeling.text_encodings import NumberScheme, fit_exponent_range
+from hf_numbers.modeling.text_baselines import SchemeEncoding, TextEncoding
+from hf_numbers.modeling.text_encodings import NUMBER_SCHEMES, NumberScheme, fit_exponent_range
 from hf_numbers.training import (
     NumberTrainingArguments,
     build_dataset,
@@ -73,8 +76,11 @@ def token_batch(backbone: str, seed: int = 0) -> dict[str, torch.Tensor]:
     return batch
 
 
-def test_the_text_encodings_are_registered() -> None:
-    assert TEXT_ENCODINGS == ("text", "p10", "p1000", "b1999", "fp15")
+def test_the_text_baseline_and_every_number_scheme_are_registered() -> None:
+    assert sorted(TEXT_ENCODINGS) == sorted([TextEncoding.name, *NUMBER_SCHEMES])
+    for scheme in NUMBER_SCHEMES:  # each scheme's entry makes tokenizers write numbers in that scheme
+        entry = NUMBER_ENCODINGS_REGISTRY[scheme]
+        assert issubclass(entry, SchemeEncoding) and entry.tokenizer_options({})["number_scheme"] == scheme
 
 
 @EVERY_TEXT_PAIR
@@ -154,7 +160,7 @@ def test_fill_mask_fills_tokens(backbone: str) -> None:
         ({"number_encoding": "xval", "scheme_digits": 0}, r"scheme_digits must be in \[1, 17\], got 0"),
         ({"number_encoding": "fp15", "scheme_min_exponent": -30}, "at most 50000 are allowed"),
         ({"number_encoding": "p10", "scheme_min_exponent": 2, "scheme_max_exponent": 1}, "scheme_min_exponent must"),
-        ({"number_encoding": "p100"}, "unknown; allowed: xval, fone, float, exponent, text, p10, p1000, b1999, fp15"),
+        ({"number_encoding": "p100"}, re.escape(f"unknown; allowed: {', '.join(NUMBER_ENCODINGS_REGISTRY)}")),
     ],
 )
 def test_config_validation_is_strict(fields: dict, message: str) -> None:
@@ -214,7 +220,7 @@ def answer_tokenizers() -> dict[tuple[str, str], object]:
     return {
         (backbone, encoding): train_number_tokenizer(TEXTS * 5, backbone, 300, number_scheme=encoding, **options)
         for backbone in BACKBONES
-        for encoding in ("text", "p10", "fp15")
+        for encoding in TEXT_ENCODINGS
     }
 
 
@@ -246,8 +252,7 @@ def _oracle_fill(tokenizer, corrupt: bool = False):
     return fill_mask
 
 
-@pytest.mark.parametrize("encoding", ["text", "p10", "fp15"])
-@pytest.mark.parametrize("backbone", list(BACKBONES))
+@EVERY_TEXT_PAIR
 def test_predictions_are_the_written_numbers(backbone: str, encoding: str, answer_tokenizers, monkeypatch) -> None:
     tokenizer = answer_tokenizers[backbone, encoding]
     model = sized_model(backbone, encoding, tokenizer)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 from pathlib import Path
@@ -12,6 +11,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from model_helpers import covering_pairs
 from transformers import AutoTokenizer
 
 from hf_numbers import BACKBONES, BYTE_LEVEL_BPE, find_numbers, format_number
@@ -161,7 +161,7 @@ def test_offsets_map_every_token_of_a_number_to_the_number(backbone: str, scheme
     assert all(0 <= a <= b <= len(text) for a, b in enc["offset_mapping"])
 
 
-@pytest.mark.parametrize(("backbone", "scheme"), [c for c in CASES if c[1] in ("text", "p10", "fp15")])
+@pytest.mark.parametrize(("backbone", "scheme"), CASES)
 def test_prompt_lengths_and_collators(backbone: str, scheme: str, tokenizers) -> None:
     """Completion-only training sees exactly the answer's tokens: all the scheme's tokens of the number."""
     tok = tokenizers[backbone, scheme]
@@ -186,7 +186,7 @@ def test_prompt_lengths_and_collators(backbone: str, scheme: str, tokenizers) ->
     assert (batch["number_labels"] == 1.0).all()
 
 
-SAVED = list(zip(BACKBONES, itertools.cycle(("p10", "fp15", "text", "b1999", "p1000"))))  # every backbone, some scheme
+SAVED = covering_pairs(BACKBONES, SCHEMES)  # every backbone with some scheme, every scheme with some backbone
 
 
 @pytest.mark.parametrize(("backbone", "scheme"), SAVED)
@@ -260,13 +260,31 @@ def test_wordpiece_vocabulary_covers_every_character_in_both_places() -> None:
     assert list(_wordpiece_vocab(bpe, 3, specials)) == characters  # characters are kept whatever vocab_size is
 
 
+EVERY_FLOAT64 = {"min_exponent": -326, "max_exponent": 306}
+"""An exponent range that holds every float64 (with 3 digits)."""
+
+
+def _writes_every_float64(scheme: str) -> bool:
+    """Whether ``scheme`` takes ``EVERY_FLOAT64`` within the vocabulary bound (FP15, a token per number: no)."""
+    if scheme not in NUMBER_SCHEMES:  # the backbone's own text
+        return True
+    try:
+        NumberScheme(scheme, **EVERY_FLOAT64)
+    except ValueError:
+        return False
+    return True
+
+
+WIDE = [scheme for scheme in SCHEMES if _writes_every_float64(scheme)]
+
+
 ALPHABET = st.sampled_from(list('0123456789.-+eE ,[]()=%:xyzab{}"\n')) | st.characters(
     codec="ascii", categories=["L", "N", "P", "S", "Zs"]
 )
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=st.text(ALPHABET, max_size=40), scheme=st.sampled_from(["text", "p10", "b1999"]))
+@given(text=st.text(ALPHABET, max_size=40), scheme=st.sampled_from(WIDE))
 def test_byte_level_round_trip_property(text: str, scheme: str, plain_tokenizer_dirs, wide_tokenizers) -> None:
     """Byte-level BPE: decoding gives the text with every number rounded to 3 digits (exactly the text for "text")."""
     tok = wide_tokenizers[scheme]
@@ -284,12 +302,12 @@ def test_byte_level_round_trip_property(text: str, scheme: str, plain_tokenizer_
 @pytest.fixture(scope="module")
 def wide_tokenizers(plain_tokenizer_dirs: dict[str, Path]) -> dict[str, object]:
     """Byte-level tokenizers whose exponent range holds every float64."""
-    options = {"scheme_min_exponent": -326, "scheme_max_exponent": 306}
+    options = {f"scheme_{name}": exponent for name, exponent in EVERY_FLOAT64.items()}
     return {
         scheme: CLASSES[BYTE_LEVEL[0]].from_pretrained(
             plain_tokenizer_dirs[BYTE_LEVEL[0]], number_scheme=scheme, **options
         )
-        for scheme in ("text", "p10", "b1999")
+        for scheme in WIDE
     }
 
 

@@ -14,6 +14,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from model_helpers import TEXT_ENCODINGS, covering_pairs
 from transformers import AutoTokenizer
 
 from hf_numbers import (
@@ -257,7 +258,7 @@ def test_remote_code_load_without_hf_numbers(tokenizers, plain_tokenizer_dirs, t
     """The Hub rule: saved tokenizers load with trust_remote_code where hf_numbers cannot be imported
     (with [NUM] tokens, and with a text scheme: see tests/test_text_tokenization.py)."""
     saved = dict(tokenizers)
-    for name, scheme in zip(BACKBONES, ("b1999", "p1000", "text")):
+    for name, scheme in covering_pairs(BACKBONES, TEXT_ENCODINGS):  # every backbone and every text baseline
         saved[f"{name}-{scheme}"] = BACKBONES[name].tokenizer_class.from_pretrained(
             plain_tokenizer_dirs[name], number_scheme=scheme, scheme_min_exponent=-3, scheme_max_exponent=1
         )
