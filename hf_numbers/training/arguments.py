@@ -192,6 +192,22 @@ class NumberTrainingArguments:
     )
     seed: int = field(default=0, metadata={"help": "Seed of initialisation, data order, masking and dropout."})
     use_cpu: bool = field(default=False, metadata={"help": "Train on the CPU even if a GPU is present."})
+    fsdp: bool = field(
+        default=False,
+        metadata={
+            "help": "Shard the model across the processes with FSDP2 (each transformer block, then the rest): each "
+            "process holds a slice of every weight and of the optimizer state. On CPU with --use_cpu true (gloo). "
+            "Checkpoints are sharded (torch.distributed.checkpoint) and resume with the same number of processes; "
+            "final/ is gathered into one ordinary folder."
+        },
+    )
+    fsdp_cpu_offload: bool = field(
+        default=False,
+        metadata={
+            "help": "With --fsdp on GPUs: keep the parameter shards, their gradients and the optimizer state in CPU "
+            "memory (the optimizer step runs on the CPU)."
+        },
+    )
     # ---- evaluation, logging, checkpoints
     eval_steps: int = field(default=200, metadata={"help": "Evaluate every N optimizer steps (0: only at the end)."})
     logging_steps: int = field(
@@ -299,6 +315,8 @@ class NumberTrainingArguments:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
         if not 0.0 < self.mlm_probability <= 1.0:
             raise ValueError(f"mlm_probability must be in (0, 1], got {self.mlm_probability}")
+        if self.fsdp_cpu_offload and not self.fsdp:
+            raise ValueError("fsdp_cpu_offload offloads the shards of --fsdp; it needs --fsdp true")
         if self.text_only and self.completion_only:
             raise ValueError("text_only and completion_only exclude each other (a task may recommend one); choose one")
         if self.text_only and self.causal:

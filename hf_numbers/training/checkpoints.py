@@ -22,6 +22,12 @@ Resume reads nothing else (a planted ``*.pkl`` is never opened) and unpickles no
 A checkpoint is written to ``checkpoint-<step>.tmp`` and renamed when complete, so a run killed
 while saving never leaves a half checkpoint that resume would pick.
 
+Under ``--fsdp`` (see :mod:`.sharding`) ``model.safetensors`` and ``optimizer.pt`` give way to ``dcp/``, the
+shards every process writes with ``torch.distributed.checkpoint`` (tensors only; its metadata file is read by
+an unpickler that admits only DCP's metadata classes), and ``trainer_state.json`` also holds ``"sharded": true``
+and the optimizer's parameter groups. Such a checkpoint resumes under ``--fsdp`` with as many processes as
+saved it; the loadable model of the run is ``final/``.
+
 Example:
     >>> list_checkpoints("/nonexistent")
     []
@@ -47,6 +53,7 @@ from safetensors.torch import load_model, save_file
 
 from ..strict_json import write_json
 from .rng_state import capture_rng_state, restore_rng_state
+from .sharding import DCP_DIR, load_sharded, save_sharded
 
 logger = logging.getLogger(__name__)
 
@@ -162,13 +169,16 @@ def save_checkpoint(
     scheduler: torch.optim.lr_scheduler.LRScheduler,
     loss_window: torch.Tensor,
     save_with: Sequence[Any] = (),
+    sharded: bool = False,
 ) -> Path:
     """Save the current step atomically, then keep only the newest ``keep`` checkpoints (0 keeps all).
 
     The model is written with ``save_pretrained``, and so is each object of ``save_with`` (the
     tokenizer), so the checkpoint loads with ``from_pretrained``. A full disk is an ``OSError`` (ENOSPC)
     saying so and naming the checkpoint, whatever the writer that met it; the half-written checkpoint is
-    removed and the earlier ones stay as they were.
+    removed and the earlier ones stay as they were. With ``sharded`` (``--fsdp``), every process writes its
+    shards of the model and optimizer into ``dcp/`` (see :mod:`.sharding`) and the main process the config;
+    such a checkpoint is for resuming (``final/`` is the loadable model).
     """
     final = Path(output_dir) / f"checkpoint-{state.global_step}"
     partial = final.with_name(final.name + ".tmp")
@@ -181,11 +191,16 @@ def save_checkpoint(
         tensors, rng = capture_rng_state()
         tensors[_WINDOW] = loss_window.detach().cpu()
         save_file(tensors, str(partial / _process_file(accelerator.process_index)), metadata={"rng": json.dumps(rng)})
+        param_groups = save_sharded(partial, model, optimizer) if sharded else None
         if accelerator.is_main_process:
-            accelerator.unwrap_model(model).save_pretrained(partial)  # config, code and model.safetensors
+            if sharded:
+                model.config.save_pretrained(partial)
+            else:
+                accelerator.unwrap_model(model).save_pretrained(partial)  # config, code and model.safetensors
             for part in save_with:
                 part.save_pretrained(partial)
-            torch.save(optimizer.state_dict(), partial / OPTIMIZER_FILE)
+            if not sharded:
+                torch.save(optimizer.state_dict(), partial / OPTIMIZER_FILE)
         accelerator.wait_for_everyone()
         if accelerator.is_main_process:
             scaler = accelerator.scaler
@@ -197,6 +212,8 @@ def save_checkpoint(
                 "scheduler": scheduler.state_dict(),
                 "grad_scaler": scaler.state_dict() if scaler is not None else None,
             }
+            if sharded:
+                record |= {"sharded": True, "optimizer_param_groups": param_groups}
             write_json(partial / STATE_FILE, record)  # last: its presence marks the checkpoint complete
     except Exception as error:
         if not _disk_full(error):
@@ -272,6 +289,7 @@ def load_checkpoint(
     optimizer: torch.optim.Optimizer,
     scheduler: torch.optim.lr_scheduler.LRScheduler,
     allow_inexact: bool = False,
+    sharded: bool = False,
 ) -> tuple[TrainerState, torch.Tensor]:
     """Restore model, optimizer, scheduler, gradient scaler and random states; return the trainer state
     and this process's loss window.
@@ -279,7 +297,8 @@ def load_checkpoint(
     Anything missing or malformed is a ``ValueError`` naming it. A resume that could not continue
     exactly (random states missing or malformed, another number of processes, no gradient scaler
     state) is refused too, unless ``allow_inexact``: then it warns and continues with the random
-    states of a fresh start.
+    states of a fresh start. A sharded checkpoint (``sharded``: ``--fsdp``) resumes only under ``--fsdp`` with
+    the number of processes that saved it.
 
     Example:
         >>> state, window = load_checkpoint(accelerator, Path("run/checkpoint-40"), model, opt, sch)  # doctest: +SKIP
@@ -288,7 +307,13 @@ def load_checkpoint(
         record = _read_state(checkpoint)
     except ValueError as error:
         raise _fail(checkpoint, str(error)) from None
-    for name in (MODEL_FILE, OPTIMIZER_FILE):
+    if bool(record.get("sharded", False)) != sharded:
+        saved = "with --fsdp (sharded)" if record.get("sharded") else "without --fsdp"
+        raise _fail(checkpoint, f"it was saved {saved}; resume with the same --fsdp setting")
+    if sharded and record["num_processes"] != accelerator.num_processes:
+        raise _fail(checkpoint, f"its shards were written by {record['num_processes']} processes, this run has "
+                    f"{accelerator.num_processes}; resume a --fsdp run with as many processes as saved it")
+    for name in (f"{DCP_DIR}/.metadata",) if sharded else (MODEL_FILE, OPTIMIZER_FILE):
         if not (checkpoint / name).is_file():
             raise _fail(checkpoint, f"{name} is missing")
     inexact = []
@@ -303,14 +328,20 @@ def load_checkpoint(
     if scaler is not None and not isinstance(record.get("grad_scaler"), dict):
         inexact.append("it holds no fp16 gradient scaler state (it was saved with another --mixed_precision)")
 
-    try:
-        load_model(accelerator.unwrap_model(model), checkpoint / MODEL_FILE)  # copied onto the model's device
-    except (SafetensorError, OSError, RuntimeError) as error:
-        raise _fail(checkpoint, f"{MODEL_FILE} does not fit the model ({error})") from None
-    try:
-        optimizer.load_state_dict(torch.load(checkpoint / OPTIMIZER_FILE, map_location="cpu", weights_only=True))
-    except (pickle.UnpicklingError, EOFError, OSError, RuntimeError, KeyError, ValueError) as error:
-        raise _fail(checkpoint, f"{OPTIMIZER_FILE} is not this optimizer's state ({error})") from None
+    if sharded:
+        try:
+            load_sharded(checkpoint, model, optimizer, record.get("optimizer_param_groups"))
+        except (pickle.UnpicklingError, OSError, RuntimeError, KeyError, ValueError, TypeError) as error:
+            raise _fail(checkpoint, f"{DCP_DIR}/ does not hold this model's and optimizer's shards ({error})") from None
+    else:
+        try:
+            load_model(accelerator.unwrap_model(model), checkpoint / MODEL_FILE)  # copied onto the model's device
+        except (SafetensorError, OSError, RuntimeError) as error:
+            raise _fail(checkpoint, f"{MODEL_FILE} does not fit the model ({error})") from None
+        try:
+            optimizer.load_state_dict(torch.load(checkpoint / OPTIMIZER_FILE, map_location="cpu", weights_only=True))
+        except (pickle.UnpicklingError, EOFError, OSError, RuntimeError, KeyError, ValueError) as error:
+            raise _fail(checkpoint, f"{OPTIMIZER_FILE} is not this optimizer's state ({error})") from None
     if set(record["scheduler"]) != set(scheduler.state_dict()):
         raise _fail(checkpoint, f"the scheduler state in {STATE_FILE} has other fields than this run's scheduler")
     scheduler.load_state_dict(record["scheduler"])

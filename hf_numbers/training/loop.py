@@ -9,6 +9,9 @@ that hold no pickle, see :mod:`.checkpoints`). Training stops with a ``FloatingP
 the first non-finite training or evaluation loss, before that step is applied or saved, and with a
 ``ValueError`` naming the step where the model refuses a batch (a value its encoding cannot carry).
 
+With ``--fsdp`` the loop shards the model itself with FSDP2 instead of letting Accelerate wrap it in DDP
+(:mod:`.sharding`); checkpoints are then sharded and the model returned is gathered whole.
+
 Every ``logging_steps`` a record goes to the log history, to the console (see :mod:`.reporting`)
 and to the trackers of ``report_to``. Settings of ``accelerate launch`` (processes, mixed
 precision, CPU) are respected: ``mixed_precision="auto"`` defers to the launcher's choice.
@@ -36,6 +39,7 @@ from .arguments import NumberTrainingArguments
 from .checkpoints import TrainerState, load_checkpoint, resolve_checkpoint, save_checkpoint
 from .reporting import describe_run, format_record, project_configuration, start_trackers, tracker_values
 from .run_folder import check_output_dir, hold_run_folder, prepare_output_dir
+from .sharding import gather_model, shard_model
 
 logger = logging.getLogger(__name__)
 
@@ -103,8 +107,9 @@ _SHARDING_FLAGS = {"ACCELERATE_USE_FSDP": "FSDP", "ACCELERATE_USE_DEEPSPEED": "D
 
 
 def refuse_sharding() -> None:
-    """``ValueError`` when the launch asks for sharding (an ``accelerate launch`` FSDP, DeepSpeed or Megatron-LM
-    config), which the loop does not do: Accelerate would otherwise fail on CPU or fall back to DDP silently.
+    """``ValueError`` when the launch asks for sharding through Accelerate (an ``accelerate launch`` FSDP, DeepSpeed
+    or Megatron-LM config): Accelerate would otherwise fail on CPU or fall back to DDP silently. ``--fsdp`` is the
+    supported way to shard (the loop applies FSDP2 itself, see :mod:`.sharding`).
 
     Example:
         >>> os.environ["ACCELERATE_USE_FSDP"] = "true"; refuse_sharding()  # doctest: +SKIP
@@ -113,9 +118,10 @@ def refuse_sharding() -> None:
     asked = [name for flag, name in _SHARDING_FLAGS.items() if parse_flag_from_env(flag)]
     if asked:
         raise ValueError(
-            f"the launch asks for {' and '.join(asked)} (an accelerate config), but hf-numbers train does not shard: "
-            "it trains on one process or with DDP across processes (every process holds the whole model). "
-            "Launch with a config of distributed_type NO, MULTI_CPU or MULTI_GPU"
+            f"the launch asks for {' and '.join(asked)} (an accelerate config), but hf-numbers train does not shard "
+            "through Accelerate's plugins: it trains on one process or with DDP across processes. To shard the model, "
+            "pass --fsdp true (the loop shards it with FSDP2 itself, on CPU or GPU) and launch with a config of "
+            "distributed_type NO, MULTI_CPU or MULTI_GPU"
         )
 
 
@@ -238,6 +244,9 @@ def _train(
         eval_loader = DataLoader(
             eval_dataset, batch_size=args.per_device_eval_batch_size, collate_fn=eval_collator or collator
         )
+    model_class = type(model)
+    if args.fsdp:  # sharded by the loop itself (FSDP2), never wrapped in DDP: see .sharding
+        shard_model(model, accelerator, cpu_offload=args.fsdp_cpu_offload)
     parameters = [p for p in model.parameters() if p.requires_grad]
     if not parameters:
         raise ValueError("the model has no trainable parameters")
@@ -245,7 +254,10 @@ def _train(
     scheduler = get_cosine_with_min_lr_schedule_with_warmup(
         optimizer, args.warmup_steps, args.max_steps, min_lr_rate=args.min_lr_ratio
     )
-    model, optimizer, train_loader = accelerator.prepare(model, optimizer, train_loader)
+    if args.fsdp:
+        optimizer, train_loader = accelerator.prepare(optimizer, train_loader)
+    else:
+        model, optimizer, train_loader = accelerator.prepare(model, optimizer, train_loader)
     if eval_loader is not None:
         eval_loader = accelerator.prepare(eval_loader)
     # The scheduler stays out of accelerator.prepare (which would step it once per process): it is
@@ -257,7 +269,8 @@ def _train(
     window = torch.zeros(3, dtype=torch.float64, device=accelerator.device)
     if checkpoint is not None:
         state, saved_window = load_checkpoint(
-            accelerator, checkpoint, model, optimizer, scheduler, allow_inexact=args.allow_inexact_resume
+            accelerator, checkpoint, model, optimizer, scheduler, allow_inexact=args.allow_inexact_resume,
+            sharded=args.fsdp,
         )
         if state.global_step > args.max_steps:
             raise ValueError(
@@ -333,7 +346,7 @@ def _train(
             if args.save_steps and state.global_step % args.save_steps == 0:
                 save_checkpoint(
                     accelerator, output_dir, state, args.save_total_limit, model, optimizer, scheduler, window,
-                    save_with,
+                    save_with, sharded=args.fsdp,
                 )
             if is_last:
                 break
@@ -347,4 +360,5 @@ def _train(
     if owns_accelerator:
         for tracker in accelerator.trackers:
             tracker.finish()
-    return accelerator.unwrap_model(model), TrainResult(state.global_step, state.log_history)
+    trained = gather_model(model, model_class) if args.fsdp else accelerator.unwrap_model(model)
+    return trained, TrainResult(state.global_step, state.log_history)
