@@ -193,14 +193,13 @@ def save_checkpoint(
         save_file(tensors, str(partial / _process_file(accelerator.process_index)), metadata={"rng": json.dumps(rng)})
         param_groups = save_sharded(partial, model, optimizer) if sharded else None
         if accelerator.is_main_process:
-            if sharded:
+            if sharded:  # the weights and the optimizer state are in the shards
                 model.config.save_pretrained(partial)
             else:
                 accelerator.unwrap_model(model).save_pretrained(partial)  # config, code and model.safetensors
+                torch.save(optimizer.state_dict(), partial / OPTIMIZER_FILE)
             for part in save_with:
                 part.save_pretrained(partial)
-            if not sharded:
-                torch.save(optimizer.state_dict(), partial / OPTIMIZER_FILE)
         accelerator.wait_for_everyone()
         if accelerator.is_main_process:
             scaler = accelerator.scaler
