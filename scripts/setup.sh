@@ -22,6 +22,6 @@ fi
 stamp=.venv/.hf_numbers_installed
 if [ ! -f "$stamp" ] || [ setup.cfg -nt "$stamp" ] || [ pyproject.toml -nt "$stamp" ] \
         || [ requirements/lock.txt -nt "$stamp" ]; then
-    .venv/bin/python -m pip install --quiet --constraint requirements/lock.txt -e ".[test,docs]"
+    .venv/bin/python -m pip install --quiet --constraint requirements/lock.txt -e ".[test,docs,peft,ntl,gguf]"
     touch "$stamp"
 fi

@@ -43,7 +43,7 @@ from .modeling_number import (
 )
 from .modeling_number_llama import NumberLlamaForCausalLM
 from .modeling_number_modernbert import NumberModernBertForMaskedLM
-from .number_model import NumberModelMixin
+from .number_model import NUMBER_TOKEN_INITS, NumberModelMixin
 from .parsing import NEUTRAL_NUMBER, NumberSpan, find_numbers, format_number, replace_numbers
 from .pipeline_number import NumberFillMaskPipeline, NumberGenerationPipeline, register_pipelines
 from .tokenization_number import (
@@ -86,6 +86,7 @@ __all__ = [
     "BYTE_LEVEL_BPE",
     "NUMBER_ENCODINGS",
     "NUMBER_ENCODINGS_REGISTRY",
+    "NUMBER_TOKEN_INITS",
     "BackboneSpec",
     "EncodingOption",
     "ExponentEncoding",

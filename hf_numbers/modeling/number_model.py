@@ -41,7 +41,11 @@ from .modeling_outputs import CACHE_NAME, NumberMaskedLMOutput
 from .number_scaling import NumberScalingMixin
 from .parsing import NEUTRAL_NUMBER
 
-__all__ = ["NumberModelMixin"]
+__all__ = ["NUMBER_TOKEN_INITS", "NumberModelMixin"]
+
+NUMBER_TOKEN_INITS = ("digits", "mean")
+"""How ``from_pretrained_backbone`` starts the number tokens' new rows: the digits' mean, or transformers'
+mean resizing."""
 
 
 class NumberModelMixin(NumberScalingMixin, NumberModelCardMixin):
@@ -111,26 +115,90 @@ class NumberModelMixin(NumberScalingMixin, NumberModelCardMixin):
     # ------------------------------------------------------------------ setup helpers
     @classmethod
     def from_pretrained_backbone(
-        cls, pretrained_model_name_or_path: str, tokenizer: Any, pad_to_multiple_of: int | None = None, **kwargs: Any
+        cls,
+        pretrained_model_name_or_path: str,
+        tokenizer: Any,
+        pad_to_multiple_of: int | None = None,
+        gguf_file: str | None = None,
+        number_token_init: str = "digits",
+        **kwargs: Any,
     ) -> Any:
-        """Load a plain checkpoint of the backbone and add the tokenizer's number tokens.
+        """Load a plain checkpoint of the backbone (a folder, or a GGUF file in it) and add the number tokens.
 
         The config takes the tokenizer's special-token and number ids. Every backbone weight is
-        reused; the embeddings grow to ``len(tokenizer)`` (new rows initialised by transformers' mean
-        resizing; ``pad_to_multiple_of``, e.g. 64, rounds the size up, which keeps the token head's
-        matrix shapes fast) and the number module is initialised. ``kwargs`` go to ``from_pretrained``
-        (config fields such as ``number_encoding``).
+        reused; the embeddings grow to ``len(tokenizer)`` (``pad_to_multiple_of``, e.g. 64, rounds the
+        size up, which keeps the token head's matrix shapes fast) and the number module is initialised.
+        A number token's new embedding row (and untied output row) starts as the mean of the rows of
+        the digits it stands for (``number_token_init="digits"``), so the pretrained model already
+        treats it like a number; ``"mean"`` keeps transformers' mean resizing. ``gguf_file`` names a
+        GGUF file in the folder (de-quantized to float32 by transformers; needs the ``gguf`` package).
+        ``kwargs`` go to ``from_pretrained`` (config fields such as ``number_encoding``).
 
         Example:
-            >>> tok = NumberBertTokenizer.from_pretrained(path)  # doctest: +SKIP
-            >>> model = NumberBertForMaskedLM.from_pretrained_backbone(path, tok, number_encoding="float",
-            ...                                                       freeze_backbone=True)  # doctest: +SKIP
+            >>> tok = NumberLlamaTokenizer.from_pretrained(folder, gguf_file="SmolLM2-135M.gguf")  # doctest: +SKIP
+            >>> model = NumberLlamaForCausalLM.from_pretrained_backbone(folder, tok, gguf_file="SmolLM2-135M.gguf",
+            ...                                                        number_encoding="fone")  # doctest: +SKIP
         """
-        ids = cls.config_class.token_ids_of(tokenizer)  # special and number ids from the tokenizer, as it says
-        model = cls.from_pretrained(pretrained_model_name_or_path, **ids | kwargs)
+        if number_token_init not in NUMBER_TOKEN_INITS:
+            allowed = ", ".join(NUMBER_TOKEN_INITS)
+            raise ValueError(f"number_token_init={number_token_init!r} is unknown; allowed: {allowed}")
+        fields = cls.config_class.token_ids_of(tokenizer) | kwargs  # special and number ids from the tokenizer
+        if gguf_file is None:
+            model = cls.from_pretrained(pretrained_model_name_or_path, **fields)
+        else:
+            model = cls._from_gguf(pretrained_model_name_or_path, gguf_file, fields)
+        plain_rows = model.get_input_embeddings().weight.shape[0]
         if len(tokenizer) > model.config.vocab_size or pad_to_multiple_of:
             model.resize_token_embeddings(len(tokenizer), pad_to_multiple_of=pad_to_multiple_of)
+        if number_token_init == "digits":
+            model._init_number_token_rows(tokenizer, plain_rows)
         return model
+
+    @classmethod
+    def _from_gguf(cls, folder: str, gguf_file: str, fields: dict[str, Any]) -> Any:
+        """The number model holding the weights of a GGUF checkpoint (de-quantized by transformers).
+
+        transformers marks a model loaded from GGUF as quantized, which refuses ``save_pretrained``; the
+        weights are copied into a plain number model instead, whose config is the GGUF's without that mark.
+        """
+        plain_class = next(base for base in cls.__mro__[1:] if base.__module__.startswith("transformers.models."))
+        plain = plain_class.from_pretrained(folder, gguf_file=gguf_file)
+        saved = plain.config.to_dict()
+        for key in ("quantization_config", "model_type", "architectures", "transformers_version", "_name_or_path"):
+            saved.pop(key, None)
+        model = cls(cls.config_class(**saved | fields))
+        loaded = model.load_state_dict(plain.state_dict(), strict=False)
+        missing = [key for key in loaded.missing_keys if not key.startswith("number_encoding.")]
+        if missing or loaded.unexpected_keys:
+            raise ValueError(
+                f"the weights of {os.path.join(folder, gguf_file)} do not fit {cls.__name__}: missing "
+                f"{missing[:5]}, unexpected {loaded.unexpected_keys[:5]}"
+            )
+        model.config.name_or_path = folder
+        return model
+
+    def _init_number_token_rows(self, tokenizer: Any, plain_rows: int) -> None:
+        """Set the new rows of the number tokens to the mean rows of the digits they stand for.
+
+        ``" [NUM]"`` averages the tokens of ``" 0"`` ... ``" 9"`` (a space-prefixed digit, or a space and a
+        digit), ``[NUM]`` those of ``"0"`` ... ``"9"``; the input embedding, an untied output matrix and an
+        output bias all get the digits' mean. Rows of the plain checkpoint are never touched.
+        """
+        new = [i for i in tokenizer.num_token_ids if i >= plain_rows]
+        if not new:
+            return
+        matrices = [self.get_input_embeddings().weight]
+        output = self.get_output_embeddings()
+        if output is not None and output.weight is not matrices[0]:
+            matrices.append(output.weight)
+        if output is not None and getattr(output, "bias", None) is not None:
+            matrices.append(output.bias)
+        for token_id, token in zip(new, tokenizer.convert_ids_to_tokens(new)):
+            texts = [token.replace(tokenizer.num_token, str(digit)) for digit in range(10)]
+            digits = [tokenizer.backend_tokenizer.encode(text, add_special_tokens=False).ids for text in texts]
+            with torch.no_grad():
+                for matrix in matrices:
+                    matrix[token_id] = torch.stack([matrix[ids].mean(0) for ids in digits]).mean(0)
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path: Any, *args: Any, **kwargs: Any) -> Any:

@@ -167,6 +167,14 @@ class NumberTokenizerMixin(NumberDecodingMixin):
         """Every id that stands for a number (``[NUM]`` and, for byte-level BPE, ``" [NUM]"``); [] for text schemes."""
         return list(self._num_token_ids)
 
+    @property
+    def added_number_token_ids(self) -> list[int]:
+        """Every id the tokenizer adds for numbers: its number tokens, or its text scheme's tokens ([] for ``text``).
+
+        A pretrained model never trained these rows (``from_pretrained_backbone`` adds them; LoRA trains them whole).
+        """
+        return sorted(set(self._num_token_ids) | set(self._scheme_ids))
+
     def number_mask(self, input_ids: Any) -> Any:
         """Bool mask of the number tokens: a tensor for a tensor, a numpy array otherwise.
 

@@ -31,9 +31,19 @@ from huggingface_hub.utils import validate_repo_id
 
 from ..data.loading import parse_task_options, task_name
 from ..data.tasks import TASKS, check_task_options
-from ..modeling import BACKBONES, NUMBER_ENCODINGS, BackboneSpec, add_option_fields, get_backbone, get_encoding
+from ..modeling import (
+    BACKBONES,
+    NUMBER_ENCODINGS,
+    NUMBER_TOKEN_INITS,
+    BackboneSpec,
+    add_option_fields,
+    get_backbone,
+    get_encoding,
+)
 
 PRECISIONS = ("no", "fp16", "bf16", "auto")
+NUMBER_TOKEN_LOSSES = ("none", "ntl")
+"""``--number_token_loss`` values: none, or the number-token loss (``ntloss.NTLoss``) for text encodings."""
 TRACKERS = ("none", *LoggerType.list())
 """``--report_to`` values: Accelerate's trackers, ``all`` (those installed) and ``none``."""
 
@@ -144,8 +154,42 @@ class NumberTrainingArguments:
             "help": "Folder of a plain pretrained backbone (and its tokenizer) to adapt; default: a new small model."
         },
     )
+    gguf_file: str | None = field(
+        default=None,
+        metadata={"help": "A GGUF file in the --pretrained folder to load (de-quantized to float32; needs gguf)."},
+    )
+    number_token_init: str = field(
+        default="digits",
+        metadata={
+            "help": "How a --pretrained model's new number-token rows start: digits (the mean of the digits' rows) "
+            "or mean (transformers' mean resizing)."
+        },
+    )
     freeze_backbone: bool = field(
         default=False, metadata={"help": "Train only the number module and heads (frozen trunk)."}
+    )
+    lora_r: int = field(
+        default=0,
+        metadata={
+            "help": "Rank of LoRA adapters on the trunk's linear layers (PEFT; 0: no LoRA). The number module and "
+            "the number tokens' rows train whole; final/ holds the merged model and final/adapter the adapter."
+        },
+    )
+    lora_alpha: int | None = field(default=None, metadata={"help": "LoRA scaling alpha; default: 2 x lora_r."})
+    lora_dropout: float = field(default=0.0, metadata={"help": "Dropout on the LoRA adapters' input."})
+    lora_target_modules: list[str] | None = field(
+        default=None,
+        metadata={"help": "Names of the trunk's linear layers to adapt (e.g. q_proj v_proj); default: all of them."},
+    )
+    number_token_loss: str = field(
+        default="none",
+        metadata={
+            "help": "none, or ntl: the number-token loss of Zausinger et al. (the ntloss package) on the digit "
+            "tokens of a text encoding, added to the token loss and reported as the number loss."
+        },
+    )
+    number_token_loss_weight: float = field(
+        default=0.3, metadata={"help": "Weight of --number_token_loss (the paper's 0.3)."}
     )
     hidden_size: int | None = field(default=None, metadata=_recommended("hidden_size", "Width of a new model."))
     num_layers: int | None = field(default=None, metadata=_recommended("num_layers", "Layers of a new model."))
@@ -315,6 +359,34 @@ class NumberTrainingArguments:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
         if not 0.0 < self.mlm_probability <= 1.0:
             raise ValueError(f"mlm_probability must be in (0, 1], got {self.mlm_probability}")
+        if self.number_token_init not in NUMBER_TOKEN_INITS:
+            raise ValueError(
+                f"number_token_init={self.number_token_init!r} is unknown; allowed: {', '.join(NUMBER_TOKEN_INITS)}"
+            )
+        if self.gguf_file and not self.pretrained:
+            raise ValueError("gguf_file names a file in the --pretrained folder; it needs --pretrained")
+        if self.lora_r < 0:
+            raise ValueError(f"lora_r must be >= 0 (0: no LoRA), got {self.lora_r}")
+        if not self.lora_r and (self.lora_alpha is not None or self.lora_target_modules or self.lora_dropout):
+            raise ValueError("lora_alpha, lora_dropout and lora_target_modules shape LoRA adapters; set --lora_r too")
+        if self.lora_r and self.fsdp:
+            raise ValueError("--lora_r with --fsdp is not supported yet: train LoRA on one process or with DDP")
+        if not 0.0 <= self.lora_dropout < 1.0:
+            raise ValueError(f"lora_dropout must be in [0, 1), got {self.lora_dropout}")
+        if self.number_token_loss not in NUMBER_TOKEN_LOSSES:
+            raise ValueError(
+                f"number_token_loss={self.number_token_loss!r} is unknown; allowed: {', '.join(NUMBER_TOKEN_LOSSES)}"
+            )
+        if self.number_token_loss != "none" and get_encoding(self.number_encoding).has_number_module:
+            raise ValueError(
+                f"number_token_loss {self.number_token_loss} scores digit tokens; number_encoding "
+                f"{self.number_encoding!r} writes numbers as [NUM] tokens and has its own number loss. Use a text "
+                f"encoding ({', '.join(n for n in NUMBER_ENCODINGS if not get_encoding(n).has_number_module)})"
+            )
+        if not (math.isfinite(self.number_token_loss_weight) and self.number_token_loss_weight >= 0):
+            raise ValueError(
+                f"number_token_loss_weight must be a finite number >= 0, got {self.number_token_loss_weight}"
+            )
         if self.fsdp_cpu_offload and not self.fsdp:
             raise ValueError("fsdp_cpu_offload offloads the shards of --fsdp; it needs --fsdp true")
         if self.text_only and self.completion_only:

@@ -24,6 +24,7 @@ from ..data.loading import load_task
 from ..data.tokenizer_training import train_number_tokenizer
 from ..modeling import get_encoding
 from .arguments import NumberTrainingArguments
+from .lora import number_lora_config, require_peft
 
 
 def build_dataset(args: NumberTrainingArguments) -> DatasetDict:
@@ -71,7 +72,8 @@ def build_tokenizer(args: NumberTrainingArguments, dataset: DatasetDict) -> Any:
     """
     options = get_encoding(args.number_encoding).tokenizer_options(encoding_options_for(args, dataset))
     if args.pretrained:
-        tokenizer = args.backbone_spec.tokenizer_class.from_pretrained(args.pretrained, **options)
+        gguf = {"gguf_file": args.gguf_file} if args.gguf_file else {}
+        tokenizer = args.backbone_spec.tokenizer_class.from_pretrained(args.pretrained, **gguf, **options)
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
         return tokenizer
@@ -131,7 +133,10 @@ def _new_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetDi
         **(make_scaler(args, dataset).config_fields() if dataset is not None else {}),
     }
     if args.pretrained:
-        return spec.model_class.from_pretrained_backbone(args.pretrained, tokenizer, **number_fields)
+        return spec.model_class.from_pretrained_backbone(
+            args.pretrained, tokenizer, gguf_file=args.gguf_file, number_token_init=args.number_token_init,
+            **number_fields,
+        )
     config = spec.new_config(
         tokenizer,
         hidden_size=args.hidden_size,
@@ -142,6 +147,24 @@ def _new_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetDi
         **number_fields,
     )
     return spec.model_class(config)
+
+
+def apply_lora(args: NumberTrainingArguments, model: Any, tokenizer: Any) -> Any:
+    """``model`` with LoRA adapters (``args.lora_r`` > 0; PEFT), else ``model`` itself.
+
+    The number module and the rows of the tokens the tokenizer added for numbers (``[NUM]``, or a text
+    scheme's tokens) train whole; see :func:`~hf_numbers.training.lora.number_lora_config`.
+
+    Example:
+        >>> model = apply_lora(NumberTrainingArguments(pretrained="smollm2", lora_r=16), model, tok)  # doctest: +SKIP
+    """
+    if not args.lora_r:
+        return model
+    config = number_lora_config(
+        model, r=args.lora_r, alpha=args.lora_alpha, dropout=args.lora_dropout,
+        target_modules=args.lora_target_modules, trainable_token_ids=tokenizer.added_number_token_ids,
+    )  # fmt: skip
+    return require_peft().get_peft_model(model, config)
 
 
 def make_collator(args: NumberTrainingArguments, tokenizer: Any) -> Any:

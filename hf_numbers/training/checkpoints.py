@@ -26,7 +26,9 @@ Under ``--fsdp`` (see :mod:`.sharding`) ``model.safetensors`` and ``optimizer.pt
 shards every process writes with ``torch.distributed.checkpoint`` (tensors only; its metadata file is read by
 an unpickler that admits only DCP's metadata classes), and ``trainer_state.json`` also holds ``"sharded": true``
 and the optimizer's parameter groups. Such a checkpoint resumes under ``--fsdp`` with as many processes as
-saved it; the loadable model of the run is ``final/``.
+saved it; the loadable model of the run is ``final/``. Under ``--lora_r`` ``model.safetensors`` gives way to
+PEFT's ``adapter_model.safetensors`` (with ``adapter_config.json``): the adapters, the number module and the new
+token rows, the only weights that train.
 
 Example:
     >>> list_checkpoints("/nonexistent")
@@ -49,7 +51,7 @@ from typing import Any
 import torch
 from accelerate import Accelerator
 from safetensors import SafetensorError, safe_open
-from safetensors.torch import load_model, save_file
+from safetensors.torch import load_file, load_model, save_file
 
 from ..strict_json import write_json
 from .rng_state import capture_rng_state, restore_rng_state
@@ -60,6 +62,8 @@ logger = logging.getLogger(__name__)
 FORMAT_VERSION = 1
 STATE_FILE = "trainer_state.json"
 MODEL_FILE = "model.safetensors"
+ADAPTER_FILE = "adapter_model.safetensors"
+"""A LoRA run's weights in a checkpoint: the adapter, the number module and the new token rows (PEFT's file)."""
 OPTIMIZER_FILE = "optimizer.pt"
 _NAME = re.compile(r"^checkpoint-(\d+)$")
 _WINDOW = "loss_window"
@@ -196,7 +200,8 @@ def save_checkpoint(
             if sharded:  # the weights and the optimizer state are in the shards
                 model.config.save_pretrained(partial)
             else:
-                accelerator.unwrap_model(model).save_pretrained(partial)  # config, code and model.safetensors
+                unwrapped = accelerator.unwrap_model(model)  # config, code and model.safetensors, or an adapter
+                unwrapped.save_pretrained(partial, **({"save_embedding_layers": False} if _is_peft(unwrapped) else {}))
                 torch.save(optimizer.state_dict(), partial / OPTIMIZER_FILE)
             for part in save_with:
                 part.save_pretrained(partial)
@@ -230,6 +235,24 @@ def save_checkpoint(
             shutil.rmtree(old)
     accelerator.wait_for_everyone()
     return final
+
+
+def _is_peft(model: torch.nn.Module) -> bool:
+    """Whether ``model`` is a PEFT model (LoRA): its ``save_pretrained`` writes only the adapter."""
+    return hasattr(model, "peft_config") and hasattr(model, "get_base_model")
+
+
+def _load_weights(model: torch.nn.Module, path: Path) -> None:
+    """Load ``model.safetensors`` into the model, or a PEFT model's adapter (``adapter_model.safetensors``)."""
+    if not _is_peft(model):
+        load_model(model, path)
+        return
+    from peft import set_peft_model_state_dict  # only LoRA runs get here
+
+    state = load_file(path, device=str(next(model.parameters()).device))
+    result = set_peft_model_state_dict(model, state)
+    if result.unexpected_keys:
+        raise RuntimeError(f"unexpected adapter weights {result.unexpected_keys[:5]}")
 
 
 def _reject_constant(name: str) -> None:
@@ -312,7 +335,8 @@ def load_checkpoint(
     if sharded and record["num_processes"] != accelerator.num_processes:
         raise _fail(checkpoint, f"its shards were written by {record['num_processes']} processes, this run has "
                     f"{accelerator.num_processes}; resume a --fsdp run with as many processes as saved it")
-    for name in (f"{DCP_DIR}/.metadata",) if sharded else (MODEL_FILE, OPTIMIZER_FILE):
+    weights = ADAPTER_FILE if _is_peft(accelerator.unwrap_model(model)) else MODEL_FILE
+    for name in (f"{DCP_DIR}/.metadata",) if sharded else (weights, OPTIMIZER_FILE):
         if not (checkpoint / name).is_file():
             raise _fail(checkpoint, f"{name} is missing")
     inexact = []
@@ -334,9 +358,9 @@ def load_checkpoint(
             raise _fail(checkpoint, f"{DCP_DIR}/ does not hold this model's and optimizer's shards ({error})") from None
     else:
         try:
-            load_model(accelerator.unwrap_model(model), checkpoint / MODEL_FILE)  # copied onto the model's device
+            _load_weights(accelerator.unwrap_model(model), checkpoint / weights)  # copied onto the model's device
         except (SafetensorError, OSError, RuntimeError) as error:
-            raise _fail(checkpoint, f"{MODEL_FILE} does not fit the model ({error})") from None
+            raise _fail(checkpoint, f"{weights} does not fit the model ({error})") from None
         try:
             optimizer.load_state_dict(torch.load(checkpoint / OPTIMIZER_FILE, map_location="cpu", weights_only=True))
         except (pickle.UnpicklingError, EOFError, OSError, RuntimeError, KeyError, ValueError) as error:

@@ -37,6 +37,7 @@ from transformers.optimization import get_cosine_with_min_lr_schedule_with_warmu
 from ..strict_json import write_json
 from .arguments import NumberTrainingArguments
 from .checkpoints import TrainerState, load_checkpoint, resolve_checkpoint, save_checkpoint
+from .number_token_loss import NumberTokenLoss
 from .reporting import describe_run, format_record, project_configuration, start_trackers, tracker_values
 from .run_folder import check_output_dir, hold_run_folder, prepare_output_dir
 from .sharding import gather_model, shard_model
@@ -162,15 +163,26 @@ def _require_finite(losses: dict[str, float], step: int, where: str) -> None:
         )
 
 
-def _mean_loss(model: torch.nn.Module, loader: DataLoader, accelerator: Accelerator) -> dict[str, float]:
+def _losses(model: torch.nn.Module, batch: dict[str, torch.Tensor], args: NumberTrainingArguments,
+            number_token_loss: NumberTokenLoss | None) -> list[torch.Tensor]:
+    """Loss, token loss and number loss of ``batch``: the model's, or with ``number_token_loss`` (a text encoding's
+    number loss is 0) the token loss plus its weighted number-token loss, which is then the number loss."""
+    out = model(**batch)
+    if number_token_loss is None:
+        return [out.loss, out.token_loss, out.number_loss]
+    number_loss = number_token_loss(out.logits, batch["labels"])
+    return [out.token_loss + args.number_token_loss_weight * number_loss, out.token_loss, number_loss]
+
+
+def _mean_loss(model: torch.nn.Module, loader: DataLoader, accelerator: Accelerator, args: NumberTrainingArguments,
+               number_token_loss: NumberTokenLoss | None) -> dict[str, float]:
     """Example-weighted mean of loss, token loss and number loss over ``loader``, across processes."""
     model.eval()
     totals = torch.zeros(4, dtype=torch.float64, device=accelerator.device)
     with torch.no_grad():
         for batch in loader:
-            out = model(**batch)
+            parts = _losses(model, batch, args, number_token_loss)
             n = batch["input_ids"].shape[0]
-            parts = [out.loss, out.token_loss, out.number_loss]
             totals += torch.tensor([float(p) * n for p in parts] + [n], dtype=torch.float64, device=totals.device)
     totals = accelerator.reduce(totals, reduction="sum")
     model.train()
@@ -191,6 +203,7 @@ def train_model(
     eval_collator: Callable[[list[dict[str, Any]]], dict[str, torch.Tensor]] | None = None,
     accelerator: Accelerator | None = None,
     save_with: Sequence[Any] = (),
+    number_token_loss: NumberTokenLoss | None = None,
 ) -> tuple[torch.nn.Module, TrainResult]:
     """Train ``model`` for ``args.max_steps`` optimizer steps; return the unwrapped model and the history.
 
@@ -200,7 +213,8 @@ def train_model(
     ``save_with`` (the tokenizer: anything with ``save_pretrained``) is saved
     into every checkpoint next to the model, so that a checkpoint loads with ``from_pretrained``.
     The trackers of ``args.report_to`` are finished at the end when ``accelerator`` is not given;
-    a caller that gives one finishes them (``accelerator.end_training()``).
+    a caller that gives one finishes them (``accelerator.end_training()``). ``number_token_loss``
+    (``--number_token_loss ntl``) is added to the token loss with ``args.number_token_loss_weight``.
 
     Example:
         >>> model, result = train_model(model, train_ds, collator, args, eval_ds)  # doctest: +SKIP
@@ -212,7 +226,7 @@ def train_model(
     with hold_run_folder(accelerator, args.output_dir):  # no other run may write to the folder meanwhile
         return _train(
             model, train_dataset, collator, args, eval_dataset, eval_collator, accelerator, save_with, checkpoint,
-            owns_accelerator,
+            owns_accelerator, number_token_loss,
         )
 
 
@@ -227,6 +241,7 @@ def _train(
     save_with: Sequence[Any],
     checkpoint: Path | None,
     owns_accelerator: bool,
+    number_token_loss: NumberTokenLoss | None,
 ) -> tuple[torch.nn.Module, TrainResult]:
     """:func:`train_model` once the arguments are checked and the run folder's lock is held."""
     set_seed(args.seed)
@@ -307,12 +322,12 @@ def _train(
         for batch in loader:
             with accelerator.accumulate(model):
                 try:
-                    out = model(**batch)
+                    losses = _losses(model, batch, args, number_token_loss)
                 except ValueError as error:  # a value the encoding cannot carry: from the data, or diverged weights
                     step = state.global_step + 1
                     raise ValueError(f"step {step}: the model refused a training batch: {error}") from error
-                step_losses += torch.stack([out.loss.detach(), out.token_loss.detach(), out.number_loss.detach()])
-                accelerator.backward(out.loss)
+                step_losses += torch.stack([loss.detach().to(step_losses.dtype) for loss in losses])
+                accelerator.backward(losses[0])
                 if accelerator.sync_gradients:
                     for process, row in enumerate(accelerator.gather(step_losses[None]).tolist()):
                         _require_finite(dict(zip(LOSS_NAMES, row)), state.global_step + 1, f"on process {process}")
@@ -340,9 +355,9 @@ def _train(
                 state.window_steps = 0
             is_last = state.global_step == args.max_steps
             if eval_loader is not None and ((args.eval_steps and state.global_step % args.eval_steps == 0) or is_last):
-                losses = _mean_loss(model, eval_loader, accelerator)
-                _require_finite(losses, state.global_step, "in evaluation")
-                log({"step": state.global_step, **losses})
+                eval_losses = _mean_loss(model, eval_loader, accelerator, args, number_token_loss)
+                _require_finite(eval_losses, state.global_step, "in evaluation")
+                log({"step": state.global_step, **eval_losses})
             if args.save_steps and state.global_step % args.save_steps == 0:
                 save_checkpoint(
                     accelerator, output_dir, state, args.save_total_limit, model, optimizer, scheduler, window,

