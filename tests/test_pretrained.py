@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from model_helpers import ENCODINGS
 from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
 
 from hf_numbers import BACKBONES, NumberLlamaForCausalLM, NumberLlamaTokenizer
@@ -22,7 +23,6 @@ from hf_numbers.data.tokenizer_training import train_plain_tokenizer
 from hf_numbers.training import NumberTrainingArguments, run_training
 from hf_numbers.training.lora import ADAPTER_DIR, load_adapter, number_lora_config, save_adapter
 from hf_numbers.training.number_token_loss import NumberTokenLoss
-from model_helpers import ENCODINGS
 
 peft = pytest.importorskip("peft")
 
