@@ -41,6 +41,7 @@ from hf_numbers.data.checks import check_text_column, check_text_numbers
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
 from hf_numbers.evaluation import compute_number_metrics
 from hf_numbers.evaluation.predict import predict_answers
+from hf_numbers.training.lora import ADAPTER_DIR, number_lora_config, require_peft, save_adapter
 
 LOADERS = {".csv": "csv", ".json": "json", ".jsonl": "json", ".txt": "text"}
 logger = logging.getLogger(__name__)
@@ -59,6 +60,17 @@ class ModelArguments:
             "Default: a new model and a tokenizer trained on --train_file."
         },
     )
+    gguf_file: str | None = field(
+        default=None,
+        metadata={"help": "A GGUF file in --model_name_or_path to adapt (e.g. SmolLM2's; needs the gguf package)."},
+    )
+    lora_r: int = field(
+        default=0,
+        metadata={"help": "Rank of LoRA adapters on the trunk (PEFT; 0: train every weight). The number module and "
+                  "the number tokens' rows train whole; output_dir gets the merged model, output_dir/adapter the "
+                  "adapter."},
+    )
+    lora_alpha: int | None = field(default=None, metadata={"help": "LoRA scaling alpha; default: 2 x lora_r."})
     backbone: str | None = field(
         default=None, metadata={"help": f"A new model's backbone: one of {', '.join(BACKBONES)} (default per script)."}
     )
@@ -180,7 +192,8 @@ def _values(texts: Sequence[str]) -> list[float]:
 
 def _backbone_of(model_args: ModelArguments, causal: bool) -> tuple[Any, Any]:
     """The backbone's spec and the saved config (None for a new model); ``ValueError`` for the wrong script."""
-    config = AutoConfig.from_pretrained(model_args.model_name_or_path) if model_args.model_name_or_path else None
+    path, gguf = model_args.model_name_or_path, {"gguf_file": model_args.gguf_file} if model_args.gguf_file else {}
+    config = AutoConfig.from_pretrained(path, **gguf) if path else None
     if config is None:
         spec = get_backbone(model_args.backbone)
     else:  # a number model or a plain checkpoint: the backbone whose config class it uses
@@ -217,9 +230,10 @@ def load_model(
     every_value = np.array([value for rows in texts.values() for value in _values(rows["text"])], dtype=np.float64)
     fields = {"number_encoding": encoding.name, **encoding.fit_options(every_value), **scaling}
     if config is not None:
-        tokenizer = spec.tokenizer_class.from_pretrained(path)
+        gguf = {"gguf_file": model_args.gguf_file} if model_args.gguf_file else {}
+        tokenizer = spec.tokenizer_class.from_pretrained(path, **gguf)
         tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
-        return spec.model_class.from_pretrained_backbone(path, tokenizer, **fields), tokenizer
+        return spec.model_class.from_pretrained_backbone(path, tokenizer, **gguf, **fields), tokenizer
     tokenizer = train_number_tokenizer(train, spec.name, model_args.vocab_size)
     config = spec.new_config(
         tokenizer, hidden_size=model_args.hidden_size, num_layers=model_args.num_layers,
@@ -267,6 +281,10 @@ def run(causal: bool, argv: Sequence[str] | None = None) -> dict[str, Any]:
     texts = load_texts(data_args, training_args.seed)
     check_numbers(model_args, data_args, texts, causal)  # before any model, tokenizer or checkpoint is made
     model, tokenizer = load_model(model_args, texts, causal, data_args.max_seq_length)
+    if model_args.lora_r:  # LoRA on the trunk; the number module and the number tokens' rows train whole
+        lora = number_lora_config(model, r=model_args.lora_r, alpha=model_args.lora_alpha,
+                                  trainable_token_ids=tokenizer.added_number_token_ids)
+        model = require_peft().get_peft_model(model, lora)
     tokenized = tokenize_dataset(texts, tokenizer, data_args.max_seq_length)
     if causal:
         collator = DataCollatorForNumberCausalLM(tokenizer)
@@ -281,6 +299,10 @@ def run(causal: bool, argv: Sequence[str] | None = None) -> dict[str, Any]:
         raise ValueError(f"--fsdp was asked for, but Trainer would run {ran} without sharding (FSDP needs GPUs); "
                          "leave --fsdp out")
     train_result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+    if model_args.lora_r:  # the adapter beside the merged model, which is an ordinary number checkpoint
+        adapter = Path(training_args.output_dir) / ADAPTER_DIR
+        save_adapter(trainer.model, tokenizer, adapter, model_args.model_name_or_path, model_args.gguf_file)
+        trainer.model = trainer.model.merge_and_unload()
     trainer.save_model()  # model (its number scaling in config.json) and tokenizer, loadable with from_pretrained
     trainer.log_metrics("train", train_result.metrics)
     trainer.save_metrics("train", train_result.metrics)

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 from transformers import AutoModel, AutoTokenizer
 
 from hf_numbers import BACKBONES
@@ -85,6 +86,35 @@ def test_example_adapts_a_plain_checkpoint_on_a_text_file(
     assert metrics["eval_number_count"] == 4
     model = AutoModel.from_pretrained(out)
     assert type(model) is spec.model_class and model.config.number_encoding == encoding
+
+
+@pytest.mark.parametrize("backbone", [name for name, spec in BACKBONES.items() if spec.causal])
+def test_example_adapts_a_plain_checkpoint_with_lora_and_saves_the_merged_model_and_its_adapter(
+    backbone: str, plain_tokenizer_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    pytest.importorskip("peft")
+    from hf_numbers.training.lora import load_adapter
+
+    plain = tmp_path / "plain"
+    shutil.copytree(plain_tokenizer_dirs[backbone], plain)
+    spec = BACKBONES[backbone]
+    tokenizer = spec.load_plain_tokenizer(plain)
+    ids = {name: getattr(tokenizer, attribute) for name, attribute in spec.config_class.tokenizer_token_ids.items()}
+    spec.plain_model_class(spec.plain_config_class(**{**spec.tiny_sizes, **ids, "vocab_size": len(tokenizer)})
+                           ).save_pretrained(plain)
+    lines = [f"the parcel weighs {w / 10} kg and costs {w // 3 + 2} dollars" for w in range(12, 52)]
+    (tmp_path / "parcels.txt").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "run"
+    run(causal=True, argv=[
+        "--model_name_or_path", str(plain), "--number_encoding", "xval", "--lora_r", "4",
+        "--train_file", str(tmp_path / "parcels.txt"), "--max_steps", "2", "--save_strategy", "no",
+        "--max_seq_length", "32", "--output_dir", str(out), *TINY])
+    merged = AutoModel.from_pretrained(out).eval()
+    assert type(merged) is spec.model_class and not (out / "adapter_config.json").exists()
+    batch = AutoTokenizer.from_pretrained(out)(lines[:2], padding=True, return_tensors="pt")
+    with torch.no_grad():
+        again = load_adapter(out / "adapter").merge_and_unload().eval()(**batch)
+        assert torch.equal(merged(**batch).logits, again.logits)
 
 
 def test_the_wrong_script_for_a_backbone_is_refused(tmp_path: Path) -> None:

@@ -5,10 +5,11 @@ Used after training (``hf-numbers train``) and by ``hf-numbers evaluate``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..modeling import find_numbers
 from ..strict_json import write_json
 from .masked_words import masked_word_results, score_masked_words, target_spans
 from .metrics import compute_number_metrics
@@ -25,6 +26,7 @@ def evaluate_splits(
     max_length: int,
     output_dir: str | Path,
     masked_words: bool = False,
+    few_shot: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Metrics of every non-training split, its plots, ``metrics.json`` and ``predictions.json`` in ``output_dir``.
 
@@ -41,6 +43,9 @@ def evaluate_splits(
     whether the token is the target word), for analyses beyond the metrics (e.g. comparing encodings
     example by example).
 
+    ``few_shot`` texts (solved examples, e.g. training ones) are written before every evaluated text, one per
+    line: a pretrained model's few-shot prompt.
+
     Returns ``{"metrics": {split: metrics}, "plot": first plot path or None, "plots": every plot path}``.
 
     Example:
@@ -54,7 +59,10 @@ def evaluate_splits(
         data = dataset[split]
         results[split], per_split[split] = {}, {}
         if "answer_index" in data.column_names:
-            preds = predict_answers(model, tokenizer, data["text"], data["answer_index"], max_length=max_length)
+            prefix = "".join(f"{text}\n" for text in few_shot)
+            shift = len(find_numbers(prefix))  # the answer's index among the numbers of prefix and text
+            texts, indices = [prefix + text for text in data["text"]], [i + shift for i in data["answer_index"]]
+            preds = predict_answers(model, tokenizer, texts, indices, max_length=max_length)
             # exact match at the answers' written precision (a float32 or continuous prediction of
             # 1.53 counts when it rounds to 1.53)
             decimals = max(len(text.partition(".")[2]) for text in data["answer_text"])

@@ -210,7 +210,9 @@ class NumberTrainingArguments:
         default=None, metadata=_recommended("mlm_probability", "Masked LM: probability of masking a token.")
     )
     # ---- optimisation
-    max_steps: int | None = field(default=None, metadata=_recommended("max_steps", "Optimizer steps."))
+    max_steps: int | None = field(
+        default=None, metadata=_recommended("max_steps", "Optimizer steps (0: evaluate the model as built).")
+    )
     per_device_train_batch_size: int | None = field(
         default=None, metadata=_recommended("per_device_train_batch_size", "Training batch size per process.")
     )
@@ -254,6 +256,10 @@ class NumberTrainingArguments:
     )
     # ---- evaluation, logging, checkpoints
     eval_steps: int = field(default=200, metadata={"help": "Evaluate every N optimizer steps (0: only at the end)."})
+    eval_few_shot: int = field(
+        default=0,
+        metadata={"help": "Write the first N training examples before every evaluated text (a few-shot prompt)."},
+    )
     logging_steps: int = field(
         default=50,
         metadata={"help": "Log the training losses every N steps: a console line, log_history.json, --report_to."},
@@ -336,8 +342,11 @@ class NumberTrainingArguments:
             raise ValueError(f"mixed_precision={self.mixed_precision!r} is unknown; allowed: {', '.join(PRECISIONS)}")
         if self.per_device_eval_batch_size is None:
             self.per_device_eval_batch_size = self.per_device_train_batch_size
+        if self.max_steps < 0:
+            raise ValueError(f"max_steps must be >= 0 (0: evaluate the model as built), got {self.max_steps}")
+        if self.eval_few_shot < 0:
+            raise ValueError(f"eval_few_shot must be >= 0, got {self.eval_few_shot}")
         for name in (
-            "max_steps",
             "per_device_train_batch_size",
             "per_device_eval_batch_size",
             "gradient_accumulation_steps",

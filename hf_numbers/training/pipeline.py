@@ -45,7 +45,7 @@ def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
     ``args.push_to_hub``, the repository is created before training and ``final/`` is uploaded whole
     at the end (its card names the repository).
 
-    Returns a summary: ``final_dir``, ``steps`` and ``last_train_loss``; on the main process
+    Returns a summary: ``final_dir``, ``steps``, ``last_train_loss`` and ``trainable_parameters``; on the main process
     also the ``metrics`` per split and the ``plot`` / ``plots`` paths (see
     :func:`~hf_numbers.evaluation.evaluate_splits`), and ``hub_model_id`` after a push. Prints
     nothing (``hf-numbers train`` does). The run holds ``output_dir``'s lock throughout: a run on a folder
@@ -70,6 +70,7 @@ def _run_training(args: NumberTrainingArguments, accelerator: Accelerator) -> di
         tokenizer = build_tokenizer(args, dataset)
         model = build_model(args, tokenizer, dataset)  # the number scaling, fitted on the training split, inside
         model = apply_lora(args, model, tokenizer)  # PEFT adapters with --lora_r, else the model itself
+        trainable = sum(parameter.numel() for parameter in model.parameters() if parameter.requires_grad)
         # a causal LM learns where an answer ends (the text's last token is then the end-of-text token)
         tokenized = tokenize_dataset(
             dataset, tokenizer, args.max_length, end_with_eos=args.causal, number_token_mask=args.text_only
@@ -87,6 +88,7 @@ def _run_training(args: NumberTrainingArguments, accelerator: Accelerator) -> di
         "final_dir": str(final),
         "steps": result.global_step,
         "last_train_loss": result.last_train_loss,
+        "trainable_parameters": trainable,
     }
     if accelerator.is_main_process:
         # written to final.tmp/final and renamed when complete: a killed run leaves no half final/
@@ -99,7 +101,8 @@ def _run_training(args: NumberTrainingArguments, accelerator: Accelerator) -> di
         for part in (model, tokenizer):
             part.save_pretrained(staging)
         summary |= evaluate_splits(
-            model, tokenizer, dataset, args.max_length, args.output_dir, masked_words=args.text_only
+            model, tokenizer, dataset, args.max_length, args.output_dir, masked_words=args.text_only,
+            few_shot=dataset["train"]["text"][: args.eval_few_shot],
         )
         card = build_model_card(
             args.to_dict(), summary["metrics"], model.config, model_id=repo_id or str(final),

