@@ -67,7 +67,12 @@ def pretrained_rows() -> list[Row]:
 
 def _trainable(record: dict[str, Any]) -> str:
     count = record.get("trainable_parameters")
-    return "-" if count is None else f"{count / 1e6:.2f}M"
+    return "-" if count is None or not record["steps"] else f"{count / 1e6:.2f}M"
+
+
+def _r2(value: float | None) -> str:
+    """R², in full where it says something and as an order of magnitude where it is hugely negative."""
+    return _num(value) if value is None or abs(value) < 1e4 else f"{value:.1e}"
 
 
 def trainable_parameters(run_dir: Path) -> dict[str, Any]:
@@ -82,7 +87,9 @@ def pretrained_report(results: dict[str, dict[str, Any]], out: Path) -> list[str
     lines += [
         f"Every row: `hf-numbers train --backbone llama --pretrained {SHOWN_FOLDER} --gguf_file {GGUF_FILE} "
         f"{budget} ...` with the set-up's flags (the rows' records hold each command). Test exact match, R², "
-        "share within 1% and invalid answers on 500 held-out problems (`--data_seed 1`).",
+        "share within 1% and invalid answers on 500 held-out problems (`--data_seed 1`); trainable parameters of "
+        "the rows that train. Wall and CPU time are the row's process's (on a GPU machine the rows ran six at a "
+        "time on one GPU; the CPU time is the host's).",
         "",
     ]
     for task, (_, label, (suite, scratch)) in TASKS.items():
@@ -99,7 +106,7 @@ def pretrained_report(results: dict[str, dict[str, Any]], out: Path) -> list[str
                 continue
             test = record["metrics"]["test"]
             lines.append(
-                f"| {setup_label} | {_pct(test['exact_match'])} | {_num(test['r2'])} | {_pct(test['within_1pct'])} | "
+                f"| {setup_label} | {_pct(test['exact_match'])} | {_r2(test['r2'])} | {_pct(test['within_1pct'])} | "
                 f"{_pct(test['invalid_rate'])} | {_trainable(record)} | {record['steps']} | "
                 f"{_minutes(record['wall_s'])} | {_minutes(record['cpu_s'])} | {record['machine'].split(',')[0]} |"
             )

@@ -170,7 +170,8 @@ def _description(arguments: Mapping[str, Any], config: Any, base_model: str | No
     shape = f"{fields.get(sizes.layers)} layers, width {fields.get(sizes.hidden)}, {fields.get(sizes.heads)} heads"
     pretrained = arguments.get("pretrained")
     if pretrained:
-        source = f"[{base_model}](https://huggingface.co/{base_model})" if base_model else f"the folder `{pretrained}`"
+        hub = f"[{base_model}](https://huggingface.co/{base_model})"
+        source = hub if base_model else f"in the folder `{pretrained}`"
         frozen = (" with a frozen trunk (only the number module and the token head's own layers trained)"
                   if arguments.get("freeze_backbone") else "")
         origin = f"Adapted from the pretrained {spec.display_name} {source}{frozen} ({shape})."
