@@ -33,8 +33,8 @@ from .encoding_base import EncodingOption, NumberEncoding
 from .encoding_exponent import ExponentEncoding
 from .encoding_float import FloatBitEncoding
 from .encoding_fone import FoNEEncoding
+from .encoding_text import B1999Encoding, FP15Encoding, P10Encoding, P1000Encoding, TextEncoding
 from .encoding_xval import XValEncoding
-from .text_baselines import B1999Encoding, FP15Encoding, P10Encoding, P1000Encoding, TextEncoding
 
 __all__ = [
     "NUMBER_ENCODINGS",

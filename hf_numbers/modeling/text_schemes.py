@@ -1,9 +1,9 @@
-"""Text number encodings (Charton's P10, P1000, B1999, FP15): numbers rewritten as ordinary tokens.
+"""The text schemes (Charton's P10, P1000, B1999, FP15): a value <-> the token strings that write it.
 
 These are the text baselines of the xVal paper (Table 1). A value is first rounded to
 ``digits`` significant digits and written as ``sign, mantissa, exponent`` with an integer
 mantissa of exactly ``digits`` digits (``-60.2 -> -, 602, E-1`` for 3 digits); the schemes
-differ in how they cut that into tokens:
+differ in how they cut that into tokens (one :class:`NumberScheme` subclass each, :data:`NUMBER_SCHEMES`):
 
 ==========  ===============================  =====================================  =================
 scheme      tokens of -60.2 (3 digits)       tokens per number                      vocabulary (3 d.)
@@ -32,6 +32,7 @@ A value whose exponent falls outside ``[min_exponent, max_exponent]`` raises ``V
 (never a silent clip), as do NaN and infinity. Reading tokens back is strict: a run is a number
 only if it is exactly the tokens :meth:`NumberScheme.encode` writes for its value; anything else
 (missing or extra parts, a non-normalised mantissa, an unknown token) is malformed.
+The registry entries that select a scheme (``p10``, ...) are in ``encoding_text.py``.
 
 P1000 and B1999 cut the mantissa into groups of 3 digits, so their ``digits`` is a multiple of 3
 (the first group is 100-999, later groups 000-999). FP15's vocabulary grows as ``10^digits``:
@@ -43,12 +44,13 @@ imports nothing from ``hf_numbers`` outside that folder.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Context, Decimal
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 from .parsing import format_number
 
@@ -56,12 +58,14 @@ __all__ = [
     "MAX_SCHEME_VOCABULARY",
     "NUMBER_SCHEMES",
     "SCHEME_TOKEN_RE",
+    "B1999Scheme",
+    "FP15Scheme",
     "NumberScheme",
+    "P1000Scheme",
+    "P10Scheme",
     "fit_exponent_range",
+    "make_scheme",
 ]
-
-NUMBER_SCHEMES = ("p10", "p1000", "b1999", "fp15")
-"""The scheme names (``number_encoding`` values that rewrite numbers into scheme tokens)."""
 
 MAX_SCHEME_VOCABULARY = 50_000
 """Most tokens a scheme may have (FP15 with 3 digits and 16 exponents, as in xVal: 28,801)."""
@@ -100,15 +104,19 @@ def _token(sign: str = "", digits: str = "", exponent: int | None = None) -> str
 
 @dataclass(frozen=True)
 class NumberScheme:
-    """One text encoding of numbers: value -> token strings -> value.
+    """The base of the text encodings of numbers: value -> token strings -> value.
+
+    A scheme (a subclass per scheme, :data:`NUMBER_SCHEMES`) says how it cuts a number's sign, mantissa
+    digits and exponent into tokens (:meth:`_number_tokens`) and which tokens that takes
+    (:meth:`_mantissa_vocabulary`); this class does the rest: rounding, the exponent range, the
+    vocabulary's exponent tokens, and reading tokens back.
 
     Args:
-        name: ``"p10"``, ``"p1000"``, ``"b1999"`` or ``"fp15"``.
-        digits: significant digits of the mantissa (1-17; a multiple of 3 for P1000 / B1999).
+        digits: significant digits of the mantissa (1-17; a multiple of ``group_digits``).
         min_exponent, max_exponent: the exponents (of the integer mantissa) the tokens cover.
 
     Example:
-        >>> scheme = NumberScheme("p10", digits=3, min_exponent=-3, max_exponent=2)
+        >>> scheme = P10Scheme(digits=3, min_exponent=-3, max_exponent=2)
         >>> scheme.encode(-60.2)
         ['<|-|>', '<|d6|>', '<|d0|>', '<|d2|>', '<|-E1|>']
         >>> scheme.decode(scheme.encode(-60.2)), scheme.decode(["<|-|>", "<|d6|>"])
@@ -117,23 +125,26 @@ class NumberScheme:
         (5, 18)
     """
 
-    name: str
+    name: ClassVar[str] = ""
+    """The scheme's ``number_encoding`` (and the tokenizer's ``number_scheme``)."""
+    group_digits: ClassVar[int] = 1
+    """Digits of the mantissa per token; ``digits`` must be a multiple."""
+
     digits: int = 3
     min_exponent: int = -8
     max_exponent: int = 7
 
     def __post_init__(self) -> None:
-        if self.name not in NUMBER_SCHEMES:
-            raise ValueError(f"number scheme {self.name!r} is unknown; allowed: {', '.join(NUMBER_SCHEMES)}")
         for field_name in ("digits", "min_exponent", "max_exponent"):  # scheme_<field> in configs and tokenizers
             if isinstance(getattr(self, field_name), bool) or not isinstance(getattr(self, field_name), int):
                 raise ValueError(f"scheme_{field_name} must be an int, got {getattr(self, field_name)!r}")
         if not 1 <= self.digits <= MAX_DIGITS:
             raise ValueError(f"scheme_digits must be in [1, {MAX_DIGITS}], got {self.digits}")
-        if self.name in ("p1000", "b1999") and self.digits % 3:
+        group = self.group_digits
+        if self.digits % group:
             raise ValueError(
-                f"{self.name} writes the mantissa in groups of 3 digits: scheme_digits must be a multiple of 3 "
-                f"(3, 6, 9, ...), got {self.digits}"
+                f"{self.name} writes the mantissa in groups of {group} digits: scheme_digits must be a multiple of "
+                f"{group} ({group}, {2 * group}, {3 * group}, ...), got {self.digits}"
             )
         if self.min_exponent > self.max_exponent:
             raise ValueError(
@@ -147,17 +158,21 @@ class NumberScheme:
                 "exponent range or a scheme with more tokens per number (p10, p1000, b1999)"
             )
 
+    # ------------------------------------------------------------------ what each scheme says
+    def _number_tokens(self, sign: str, mantissa: str, exponent: int) -> list[str]:
+        """The tokens of one number: ``sign`` ``+``/``-``, ``mantissa`` its ``digits`` digits, ``exponent``."""
+        raise NotImplementedError
+
+    def _mantissa_vocabulary(self) -> list[str]:
+        """Every token of signs and mantissa digits, in a fixed order (the exponent tokens follow)."""
+        raise NotImplementedError
+
     # ------------------------------------------------------------------ layout
-    @property
+    @functools.cached_property
     def _slots(self) -> tuple[_Slot, ...]:
-        groups = self.digits // 3
-        if self.name == "p10":
-            return (_Slot(True, 0, False), *[_Slot(False, 1, False)] * self.digits, _Slot(False, 0, True))
-        if self.name == "p1000":
-            return (_Slot(True, 0, False), *[_Slot(False, 3, False)] * groups, _Slot(False, 0, True))
-        if self.name == "b1999":
-            return (_Slot(True, 3, False), *[_Slot(False, 3, False)] * (groups - 1), _Slot(False, 0, True))
-        return (_Slot(True, self.digits, True),)
+        """What each token of a number holds, read off the tokens of a sample number."""
+        matches = [_PARTS_RE.fullmatch(token) for token in self._number_tokens("+", "1" * self.digits, 0)]
+        return tuple(_Slot(m["sign"] is not None, len(m["digits"] or ""), m["exp"] is not None) for m in matches)
 
     @property
     def tokens_per_number(self) -> int:
@@ -170,53 +185,41 @@ class NumberScheme:
         return min(max(0, self.min_exponent), self.max_exponent)
 
     @property
+    def exponent_count(self) -> int:
+        """How many exponents the range holds."""
+        return self.max_exponent - self.min_exponent + 1
+
+    @property
     def vocabulary_size(self) -> int:
-        """``len(self.vocabulary())``, computed without building it."""
-        exponents = self.max_exponent - self.min_exponent + 1
-        if self.name == "p10":
-            return 2 + 10 + exponents
-        if self.name == "p1000":
-            return 2 + (901 if self.digits == 3 else 1000) + exponents
-        if self.name == "b1999":
-            return 1801 + (1000 if self.digits > 3 else 0) + exponents
-        return 2 * 9 * 10 ** (self.digits - 1) * exponents + 1  # signs x normalised mantissas x exponents, zero
+        """``len(self.vocabulary())``, computed without building the exponents' tokens."""
+        return len(self._mantissa_vocabulary()) + self.exponent_count
 
     def vocabulary(self) -> list[str]:
         """Every token string of this scheme, in a fixed order (signs, digits, exponents).
 
         Example:
-            >>> NumberScheme("p1000", min_exponent=0, max_exponent=0).vocabulary()[:4]
+            >>> P1000Scheme(min_exponent=0, max_exponent=0).vocabulary()[:4]
             ['<|+|>', '<|-|>', '<|d000|>', '<|d100|>']
         """
         exponents = range(self.min_exponent, self.max_exponent + 1)
-        if self.name == "fp15":
-            mantissas = range(10 ** (self.digits - 1), 10**self.digits)
-            zero = _token("+", "0" * self.digits, self.zero_exponent)
-            return [zero] + [_token(sign, str(m), e) for sign in "+-" for m in mantissas for e in exponents]
-        signs = [_token(sign) for sign in "+-"]
-        groups = [_token("", f"{g:03d}") for g in range(1000) if self.digits > 3 or g == 0 or g >= 100]
-        if self.name == "p10":
-            mantissa_tokens = signs + [_token("", str(d)) for d in range(10)]
-        elif self.name == "p1000":
-            mantissa_tokens = signs + groups
-        else:
-            first = [_token("+", "000")] + [_token(sign, str(g)) for sign in "+-" for g in range(100, 1000)]
-            mantissa_tokens = first + (groups if self.digits > 3 else [])
-        return mantissa_tokens + [_token(exponent=e) for e in exponents]
+        return self._mantissa_vocabulary() + [_token(exponent=e) for e in exponents]
 
     def start_tokens(self) -> list[str]:
         """The tokens that can begin a number (byte-level tokenizers give each a space-prefixed copy).
 
         Example:
-            >>> NumberScheme("p10").start_tokens()
+            >>> P10Scheme().start_tokens()
             ['<|+|>', '<|-|>']
         """
-        vocabulary = self.vocabulary()
-        if self.name == "fp15":
-            return vocabulary
-        if self.name == "b1999":
-            return vocabulary[:1801]  # the signed first groups
-        return vocabulary[:2]  # the signs
+        return [token for token in self.vocabulary() if self._fits(_PARTS_RE.fullmatch(token), self._slots[0])]
+
+    def _groups(self, mantissa: str) -> list[str]:
+        """The mantissa cut into groups of ``group_digits`` digits."""
+        return [mantissa[i : i + self.group_digits] for i in range(0, self.digits, self.group_digits)]
+
+    def _group_tokens(self) -> list[str]:
+        """The tokens of one unsigned group of 3 digits: 000-999, or 000 and 100-999 where it is the only group."""
+        return [_token("", f"{g:03d}") for g in range(1000) if self.digits > 3 or g == 0 or g >= 100]
 
     # ------------------------------------------------------------------ value -> tokens
     def split(self, value: float) -> _Parts:
@@ -225,7 +228,7 @@ class NumberScheme:
         The exponent is not checked against the range (see :meth:`encode`).
 
         Example:
-            >>> NumberScheme("p10").split(-60.2)
+            >>> P10Scheme().split(-60.2)
             _Parts(negative=True, mantissa='602', exponent=-1)
         """
         value = float(value)
@@ -250,7 +253,7 @@ class NumberScheme:
             ValueError: for NaN, infinity, or a value whose exponent is outside the range.
 
         Example:
-            >>> scheme = NumberScheme("b1999", min_exponent=-5, max_exponent=3)
+            >>> scheme = B1999Scheme(min_exponent=-5, max_exponent=3)
             >>> scheme.encode(0.0015), scheme.encode(-123456.0)
             (['<|+d150|>', '<|-E5|>'], ['<|-d123|>', '<|+E3|>'])
             >>> scheme.encode(1e9)
@@ -266,22 +269,13 @@ class NumberScheme:
                 f"[{self.min_exponent}, {self.max_exponent}] (scheme_min_exponent, scheme_max_exponent): "
                 "fit the range to the data"
             )
-        sign = "-" if parts.negative else "+"
-        if self.name == "fp15":
-            return [_token(sign, parts.mantissa, parts.exponent)]
-        if self.name == "p10":
-            body = [_token(sign)] + [_token("", d) for d in parts.mantissa]
-        else:
-            groups = [parts.mantissa[i : i + 3] for i in range(0, self.digits, 3)]
-            head = [_token(sign), _token("", groups[0])] if self.name == "p1000" else [_token(sign, groups[0])]
-            body = head + [_token("", g) for g in groups[1:]]
-        return body + [_token(exponent=parts.exponent)]
+        return self._number_tokens("-" if parts.negative else "+", parts.mantissa, parts.exponent)
 
     def round(self, value: float) -> float:
         """``value`` as its tokens read back: rounded to ``digits`` significant digits.
 
         Example:
-            >>> NumberScheme("p10").round(3.14159), NumberScheme("p10", digits=7).round(1234567.0)
+            >>> P10Scheme().round(3.14159), P10Scheme(digits=7).round(1234567.0)
             (3.14, 1234567.0)
         """
         parts = self.split(value)
@@ -301,7 +295,7 @@ class NumberScheme:
         """The value of exactly one number's tokens, or None if they are not what :meth:`encode` writes.
 
         Example:
-            >>> scheme = NumberScheme("p1000")
+            >>> scheme = P1000Scheme()
             >>> scheme.decode(["<|+|>", "<|d150|>", "<|-E5|>"]), scheme.decode(["<|+|>", "<|d015|>", "<|-E4|>"])
             (0.0015, None)
         """
@@ -329,7 +323,7 @@ class NumberScheme:
         the tokens of malformed runs are skipped one by one.
 
         Example:
-            >>> scheme = NumberScheme("b1999")
+            >>> scheme = B1999Scheme()
             >>> scheme.parse(["<|-E1|>", "<|-d602|>", "<|-E1|>", "<|+d100|>"])
             [(1, -60.2)]
         """
@@ -344,6 +338,86 @@ class NumberScheme:
         return found
 
 
+_SIGNS = [_token("+"), _token("-")]
+
+
+class P10Scheme(NumberScheme):
+    """P10: sign, one token per digit, exponent (``digits + 2`` tokens per number)."""
+
+    name = "p10"
+
+    def _number_tokens(self, sign: str, mantissa: str, exponent: int) -> list[str]:
+        return [_token(sign), *(_token("", digit) for digit in mantissa), _token(exponent=exponent)]
+
+    def _mantissa_vocabulary(self) -> list[str]:
+        return _SIGNS + [_token("", str(digit)) for digit in range(10)]
+
+
+class P1000Scheme(NumberScheme):
+    """P1000: sign, one token per 3 digits, exponent (``digits / 3 + 2`` tokens per number)."""
+
+    name = "p1000"
+    group_digits = 3
+
+    def _number_tokens(self, sign: str, mantissa: str, exponent: int) -> list[str]:
+        return [_token(sign), *(_token("", group) for group in self._groups(mantissa)), _token(exponent=exponent)]
+
+    def _mantissa_vocabulary(self) -> list[str]:
+        return _SIGNS + self._group_tokens()
+
+
+class B1999Scheme(NumberScheme):
+    """B1999: the sign joined to the first 3 digits, further groups of 3, exponent (``digits / 3 + 1`` tokens)."""
+
+    name = "b1999"
+    group_digits = 3
+
+    def _number_tokens(self, sign: str, mantissa: str, exponent: int) -> list[str]:
+        first, *rest = self._groups(mantissa)
+        return [_token(sign, first), *(_token("", group) for group in rest), _token(exponent=exponent)]
+
+    def _mantissa_vocabulary(self) -> list[str]:
+        first = [_token("+", "000")] + [_token(sign, str(g)) for sign in "+-" for g in range(100, 1000)]
+        return first + (self._group_tokens() if self.digits > 3 else [])
+
+
+class FP15Scheme(NumberScheme):
+    """FP15: one token per number, sign, digits and exponent together (the vocabulary grows as ``10^digits``)."""
+
+    name = "fp15"
+
+    def _number_tokens(self, sign: str, mantissa: str, exponent: int) -> list[str]:
+        return [_token(sign, mantissa, exponent)]
+
+    @property
+    def vocabulary_size(self) -> int:
+        return 2 * 9 * 10 ** (self.digits - 1) * self.exponent_count + 1  # signs x normalised mantissas x exponents, 0
+
+    def vocabulary(self) -> list[str]:
+        mantissas = range(10 ** (self.digits - 1), 10**self.digits)
+        exponents = range(self.min_exponent, self.max_exponent + 1)
+        zero = _token("+", "0" * self.digits, self.zero_exponent)
+        return [zero] + [_token(sign, str(m), e) for sign in "+-" for m in mantissas for e in exponents]
+
+
+NUMBER_SCHEMES: dict[str, type[NumberScheme]] = {
+    scheme.name: scheme for scheme in (P10Scheme, P1000Scheme, B1999Scheme, FP15Scheme)
+}
+"""Every scheme by its name (the ``number_encoding`` values that rewrite numbers into scheme tokens)."""
+
+
+def make_scheme(name: str, digits: int = 3, min_exponent: int = -8, max_exponent: int = 7) -> NumberScheme:
+    """The scheme named ``name`` with these options; ``ValueError`` listing the names if unknown.
+
+    Example:
+        >>> make_scheme("fp15", min_exponent=-1, max_exponent=1).encode(-60.2)
+        ['<|-d602-E1|>']
+    """
+    if name not in NUMBER_SCHEMES:
+        raise ValueError(f"number scheme {name!r} is unknown; allowed: {', '.join(NUMBER_SCHEMES)}")
+    return NUMBER_SCHEMES[name](digits, min_exponent, max_exponent)
+
+
 def fit_exponent_range(values: Iterable[float], digits: int) -> tuple[int, int]:
     """The smallest exponent range that writes every value of ``values`` with ``digits`` digits.
 
@@ -353,6 +427,6 @@ def fit_exponent_range(values: Iterable[float], digits: int) -> tuple[int, int]:
         >>> fit_exponent_range([21.5, -3.0, 0.0, 1500.0], digits=3)
         (-2, 1)
     """
-    scheme = NumberScheme("p10", digits=digits, min_exponent=0, max_exponent=0)
+    scheme = P10Scheme(digits=digits, min_exponent=0, max_exponent=0)
     exponents = [scheme.split(value).exponent for value in values if value != 0]
     return (min(exponents), max(exponents)) if exponents else (0, 0)

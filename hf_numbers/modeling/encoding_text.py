@@ -1,8 +1,8 @@
-"""Registry entries of the text baselines: number encodings without a number module.
+"""The text baselines' registry entries: number encodings without a number module.
 
 ``text`` leaves numbers to the backbone's own sub-word tokenizer (digits are ordinary text);
 ``p10``, ``p1000``, ``b1999`` and ``fp15`` rewrite every number into the tokens of one of
-Charton's schemes (``text_encodings.py``: sign, ``scheme_digits`` significant digits, exponent).
+Charton's schemes (``text_schemes.py``: sign, ``scheme_digits`` significant digits, exponent).
 For all five the tokenizer carries the numbers (:meth:`TextEncoding.tokenizer_options`), the
 model is the plain backbone (no number module, a number loss of 0, no number predictions)
 and a prediction is the text the model generates or fills, parsed back to a number.
@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .encoding_base import EncodingOption
-from .text_encodings import NumberScheme, fit_exponent_range
+from .text_schemes import B1999Scheme, FP15Scheme, NumberScheme, P10Scheme, P1000Scheme, fit_exponent_range
 
 __all__ = [
     "SCHEME_OPTIONS",
@@ -118,13 +118,15 @@ class SchemeEncoding(TextEncoding):
     """
 
     options = SCHEME_OPTIONS
+    scheme: ClassVar[type[NumberScheme]]
+    """The scheme that writes the numbers (``text_schemes.py``)."""
 
     @classmethod
     def validate_options(cls, config: Any) -> None:
         """``num_token_ids`` unset when selected; the options valid for this scheme (for the others: P10's)."""
         super().validate_options(config)
-        scheme = cls.name if config.number_encoding == cls.name else "p10"  # P10's are the checks all schemes share
-        NumberScheme(scheme, config.scheme_digits, config.scheme_min_exponent, config.scheme_max_exponent)
+        scheme = cls.scheme if config.number_encoding == cls.name else P10Scheme  # P10's checks all schemes share
+        scheme(config.scheme_digits, config.scheme_min_exponent, config.scheme_max_exponent)
 
     @classmethod
     def fit_options(cls, values: np.ndarray, given: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
@@ -140,7 +142,7 @@ class SchemeEncoding(TextEncoding):
         """Values whose rounding overflows float64, or whose exponent is outside the given range."""
         digits = int(fields.get("scheme_digits", SCHEME_OPTIONS[0].default))
         low, high = fields.get("scheme_min_exponent"), fields.get("scheme_max_exponent")
-        scheme = NumberScheme("p10", digits, 0, 0)  # split() writes any exponent; the range is checked here
+        scheme = P10Scheme(digits, 0, 0)  # split() writes any exponent; the range is checked here
         out = np.zeros(len(values), dtype=bool)
         for index, value in enumerate(values):
             try:
@@ -162,21 +164,25 @@ class P10Encoding(SchemeEncoding):
     """P10: sign, one token per digit, exponent (``scheme_digits + 2`` tokens per number)."""
 
     name = "p10"
+    scheme = P10Scheme
 
 
 class P1000Encoding(SchemeEncoding):
     """P1000: sign, one token per 3 digits, exponent (``scheme_digits / 3 + 2`` tokens per number)."""
 
     name = "p1000"
+    scheme = P1000Scheme
 
 
 class B1999Encoding(SchemeEncoding):
     """B1999: the sign joined to the first 3 digits, further groups of 3, exponent (``scheme_digits / 3 + 1``)."""
 
     name = "b1999"
+    scheme = B1999Scheme
 
 
 class FP15Encoding(SchemeEncoding):
     """FP15: one token per number (sign, digits and exponent together; the vocabulary grows as ``10^digits``)."""
 
     name = "fp15"
+    scheme = FP15Scheme
