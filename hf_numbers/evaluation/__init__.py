@@ -64,11 +64,11 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "NumberMetrics":
-        from .number_metrics import NumberMetrics
+        from .evaluate_number_metrics import NumberMetrics
 
         return NumberMetrics
     if name == "MaskedWordMetrics":
-        from .masked_word_metrics import MaskedWordMetrics
+        from .evaluate_masked_word_metrics import MaskedWordMetrics
 
         return MaskedWordMetrics
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

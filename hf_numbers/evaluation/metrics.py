@@ -15,7 +15,7 @@ Accuracies and ``invalid_rate`` count every example (an invalid prediction is wr
 ``mse`` and ``r2`` use only the valid ones and are ``None`` where undefined (no valid
 prediction; for ``r2`` fewer than two, or references that do not vary).
 
-This module needs only numpy; ``hf_numbers.evaluation.number_metrics`` wraps it as an
+This module needs only numpy; ``hf_numbers.evaluation.evaluate_number_metrics`` wraps it as an
 ``evaluate`` metric (``NumberMetrics``).
 """
 

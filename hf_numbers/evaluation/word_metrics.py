@@ -11,7 +11,7 @@ Over the masked tokens (labels other than ``ignore_index``, -100 as in transform
 Perplexity and top-k are ``None`` when no token is masked. Both follow from two numbers per
 token, its cross-entropy and its rank (:func:`masked_token_statistics`), so metrics of several
 batches are those of the concatenated statistics (:func:`summarize_masked_tokens`); the
-``evaluate`` module (``masked_word_metrics.py``) stores exactly these.
+``evaluate`` module (``evaluate_masked_word_metrics.py``) stores exactly these.
 
 This module needs only numpy (and reads torch tensors without importing torch).
 

@@ -1,8 +1,8 @@
 """The number metrics as an ``evaluate`` module, loadable offline as a local metric script::
 
     import evaluate
-    from hf_numbers.evaluation import number_metrics
-    metric = evaluate.load(number_metrics.__file__)
+    from hf_numbers.evaluation import evaluate_number_metrics
+    metric = evaluate.load(evaluate_number_metrics.__file__)
 
 or used directly as ``NumberMetrics()``. It imports only ``metrics.py`` (by a relative
 import, which ``evaluate.load`` copies along), never the rest of ``hf_numbers``. Importing

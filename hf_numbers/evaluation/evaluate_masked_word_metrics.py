@@ -1,8 +1,8 @@
 """The masked-word metrics (perplexity, top-k accuracy) as an ``evaluate`` module, loadable offline::
 
     import evaluate
-    from hf_numbers.evaluation import masked_word_metrics
-    metric = evaluate.load(masked_word_metrics.__file__)
+    from hf_numbers.evaluation import evaluate_masked_word_metrics
+    metric = evaluate.load(evaluate_masked_word_metrics.__file__)
     metric.add_batch(predictions=logits, references=labels)   # (B, L, V) and (B, L), -100 ignored
     metric.compute()                                          # {'count', 'perplexity', 'top1', 'top5', 'top20'}
 
