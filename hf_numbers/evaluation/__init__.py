@@ -12,14 +12,20 @@ Example:
 
 from typing import Any
 
-from .masked_words import (
+from .masked_word_metrics import (
+    WORD_METRIC_NAMES,
+    compute_masked_word_metrics,
+    masked_token_statistics,
+    summarize_masked_tokens,
+)
+from .masked_word_scoring import (
     MaskedTokenScores,
     evaluate_masked_words,
     masked_word_results,
     score_masked_words,
     target_spans,
 )
-from .metrics import (
+from .number_metrics import (
     METRIC_NAMES,
     compute_number_metrics,
     compute_split_metrics,
@@ -30,12 +36,6 @@ from .metrics import (
 )
 from .plots import plot_predicted_vs_true, plot_prediction_vs_parameter
 from .splits import evaluate_splits
-from .word_metrics import (
-    WORD_METRIC_NAMES,
-    compute_masked_word_metrics,
-    masked_token_statistics,
-    summarize_masked_tokens,
-)
 
 __all__ = [
     "METRIC_NAMES",

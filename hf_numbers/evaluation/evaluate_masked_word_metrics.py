@@ -8,7 +8,7 @@
 
 or used directly as ``MaskedWordMetrics()``. Each batch is reduced on arrival to two numbers
 per masked token (its cross-entropy and the rank of its true id), which is all the metrics need,
-so a vocabulary of logits per token is never stored. It imports only ``word_metrics.py`` (by a
+so a vocabulary of logits per token is never stored. It imports only ``masked_word_metrics.py`` (by a
 relative import, which ``evaluate.load`` copies along), never the rest of ``hf_numbers``.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 import datasets
 import evaluate
 
-from .word_metrics import DEFAULT_TOP_K, masked_token_statistics, summarize_masked_tokens
+from .masked_word_metrics import DEFAULT_TOP_K, masked_token_statistics, summarize_masked_tokens
 
 _DESCRIPTION = "Masked-word perplexity and top-k accuracy of the masked tokens (floating-point embedding paper)."
 _CITATION = """\

@@ -4,9 +4,9 @@
     from hf_numbers.evaluation import evaluate_number_metrics
     metric = evaluate.load(evaluate_number_metrics.__file__)
 
-or used directly as ``NumberMetrics()``. It imports only ``metrics.py`` (by a relative
+or used directly as ``NumberMetrics()``. It imports only ``number_metrics.py`` (by a relative
 import, which ``evaluate.load`` copies along), never the rest of ``hf_numbers``. Importing
-``evaluate`` takes seconds, which is why this lives apart from ``metrics.py``.
+``evaluate`` takes seconds, which is why this lives apart from ``number_metrics.py``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import datasets
 import evaluate
 
-from .metrics import compute_number_metrics, parse_predictions
+from .number_metrics import compute_number_metrics, parse_predictions
 
 _DESCRIPTION = "Number metrics: MSE, R², exact match, accuracy to k significant figures, invalid rate."
 _CITATION = """\

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ..strict_json import write_json
-from .masked_words import masked_word_results, score_masked_words, target_spans
-from .metrics import compute_number_metrics
+from .masked_word_scoring import masked_word_results, score_masked_words, target_spans
+from .number_metrics import compute_number_metrics
 from .plots import plot_predicted_vs_true, plot_prediction_vs_parameter
 from .predict import predict_answers
 
