@@ -128,7 +128,7 @@ def add_option_fields(cls: type | None = None, *, unset_default: bool = False) -
     for option in encoding_options():
         if unset_default:
             unset = "fitted to the data" if option.fitted else option.default
-            annotation, default, help_text = f"{option.type.__name__} | None", None, f"{option.help}; unset: {unset}."
+            annotation, default, help_text = f"{option.type.__name__} | None", None, f"{option.help}; default: {unset}."
         else:
             annotation, default, help_text = option.type.__name__, option.default, option.help
         annotations[option.name] = annotation
