@@ -32,6 +32,7 @@ from huggingface_hub.utils import validate_repo_id
 from tqdm.contrib.logging import logging_redirect_tqdm
 from transformers import HfArgumentParser, pipeline
 
+from .cli_help import GroupedArgumentParser, PlainHelpParser, plain_text
 from .data import TASKS, load_task, parse_task_options, save_task, task_name
 from .evaluation import compute_number_metrics, evaluate_splits, format_metrics_table
 from .modeling.hub_card import CARD_FILE
@@ -84,7 +85,7 @@ def _add_task_options(parser: argparse.ArgumentParser, default: str = "") -> Non
 
 
 def _make_data(argv: Sequence[str]) -> None:
-    parser = argparse.ArgumentParser(
+    parser = PlainHelpParser(
         prog="hf-numbers make-data",
         allow_abbrev=False,
         description="Generate a task and save it with datasets' save_to_disk (train/validation/test and OoD splits).",
@@ -130,9 +131,10 @@ def _read_args_file(parser: HfArgumentParser, path: Path) -> None:
 
 def train_parser(prog: str = "hf-numbers train") -> HfArgumentParser:
     """``hf-numbers train``'s argument parser (no abbreviated flags: ``--max_step`` is not ``--max_steps``)."""
-    return HfArgumentParser(
+    return GroupedArgumentParser(
         NumberTrainingArguments,
         prog=prog,
+        usage="%(prog)s [--option value ...]",
         allow_abbrev=False,
         description="Train a number-aware model, evaluate it, save it with its tokenizer "
         "to <output_dir>/final, and write metrics.json and a plot. The arguments can come from a "
@@ -191,7 +193,7 @@ def evaluate_parser() -> argparse.ArgumentParser:
         >>> evaluate_parser().parse_args(["--checkpoint", "runs/x/final", "--task", "orbits"]).seed
         0
     """
-    parser = argparse.ArgumentParser(
+    parser = PlainHelpParser(
         prog="hf-numbers evaluate",
         allow_abbrev=False,
         description="Evaluate a saved model on a task's splits; print a table and write metrics.json and a plot.",
@@ -275,7 +277,7 @@ def _evaluate(argv: Sequence[str]) -> None:
 
 
 def _card(argv: Sequence[str]) -> None:
-    parser = argparse.ArgumentParser(
+    parser = PlainHelpParser(
         prog="hf-numbers card",
         allow_abbrev=False,
         description="Write the model card of a finished `hf-numbers train` run again (what training writes to "
@@ -360,8 +362,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in COMMANDS:
-        print(__doc__.strip())
-        print(f"\ncommands: {', '.join(COMMANDS)}; `hf-numbers <command> --help` explains each option")
+        print(plain_text(__doc__).strip())
+        print(f"\ncommands: {', '.join(COMMANDS)}; 'hf-numbers <command> --help' explains each option")
         sys.exit(0 if argv and argv[0] in ("-h", "--help") else 2)
     datasets.disable_progress_bars()
     transformers.utils.logging.disable_progress_bar()  # no bar for every save and load

@@ -25,7 +25,7 @@ from hf_numbers import (
 )
 from hf_numbers.data import NumberScaler
 from hf_numbers.modeling.encoding_base import FLOAT32_MAX
-from hf_numbers.modeling.text_baselines import SCHEME_OPTIONS
+from hf_numbers.modeling.encoding_text import SCHEME_OPTIONS
 
 F64 = torch.float64
 

@@ -143,12 +143,12 @@ def test_metric_math_on_hand_computed_logits() -> None:
 
 def test_evaluate_module_matches_the_function() -> None:
     evaluate = pytest.importorskip("evaluate")
-    from hf_numbers.evaluation import masked_word_metrics
+    from hf_numbers.evaluation import evaluate_masked_word_metrics
 
     rng = np.random.default_rng(0)
     logits = rng.normal(size=(4, 6, 50))
     labels = np.where(rng.random((4, 6)) < 0.5, -100, rng.integers(0, 50, (4, 6)))
-    metric = evaluate.load(masked_word_metrics.__file__)  # a local file: no network
+    metric = evaluate.load(evaluate_masked_word_metrics.__file__)  # a local file: no network
     for b in range(3):
         metric.add_batch(predictions=logits[b], references=labels[b])
     metric.add(prediction=logits[3, 0], reference=labels[3, 0] if labels[3, 0] >= 0 else 7)

@@ -16,14 +16,14 @@ from hf_numbers.evaluation import (
     METRIC_NAMES,
     compute_number_metrics,
     compute_split_metrics,
+    evaluate_number_metrics,
     format_metrics_table,
-    number_metrics,
     parse_predictions,
     plot_predicted_vs_true,
     plot_prediction_vs_parameter,
     round_significant,
 )
-from hf_numbers.evaluation.number_metrics import NumberMetrics
+from hf_numbers.evaluation.evaluate_number_metrics import NumberMetrics
 
 
 def test_hand_computed_mse_r2_and_exact_match() -> None:
@@ -140,7 +140,7 @@ def test_evaluate_load_of_the_metric_file_works_offline(tmp_path) -> None:
     script = textwrap.dedent(
         f"""
         import json, evaluate
-        metric = evaluate.load({number_metrics.__file__!r}, keep_in_memory=True)
+        metric = evaluate.load({evaluate_number_metrics.__file__!r}, keep_in_memory=True)
         print(json.dumps(metric.compute(predictions=["2", None], references=[2.0, 1.0])))
         """
     )

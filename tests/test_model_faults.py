@@ -25,7 +25,7 @@ from hf_numbers import (
 from hf_numbers.cli import main as cli_main
 from hf_numbers.data import load_task, train_number_tokenizer
 from hf_numbers.evaluation.predict import predict_answers
-from hf_numbers.modeling.encodings import XVAL_MAX
+from hf_numbers.modeling.encoding_xval import XVAL_MAX
 from hf_numbers.training import NumberTrainingArguments, build_model, load_trained
 
 TEXTS = load_task("lookup", train_size=40, eval_size=4)["train"]["text"]

@@ -37,7 +37,9 @@ EVERY_PAIR = pytest.mark.parametrize("backbone,encoding", MATRIX)
 CODE_FILES = (
     "number_model.py",
     "generation_number.py",
-    "encodings.py",
+    "encoding_xval.py",
+    "encoding_float.py",
+    "encoding_exponent.py",
     "encoding_fone.py",
     "encoding_base.py",
     "encoding_registry.py",

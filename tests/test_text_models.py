@@ -34,8 +34,8 @@ from hf_numbers.data.checks import check_answers_tokenized
 from hf_numbers.data.loading import tokenize_dataset
 from hf_numbers.data.tokenizer_training import train_number_tokenizer
 from hf_numbers.evaluation.predict import TEXT_ANSWER_TOKENS, predict_answers
-from hf_numbers.modeling.text_baselines import SchemeEncoding, TextEncoding
-from hf_numbers.modeling.text_encodings import NUMBER_SCHEMES, NumberScheme, fit_exponent_range
+from hf_numbers.modeling.encoding_text import SchemeEncoding, TextEncoding
+from hf_numbers.modeling.text_schemes import NUMBER_SCHEMES, fit_exponent_range, make_scheme
 from hf_numbers.training import (
     NumberTrainingArguments,
     build_dataset,
@@ -116,7 +116,7 @@ def test_save_load_and_auto_model(backbone: str, encoding: str, tmp_path: Path) 
     model.save_pretrained(tmp_path)
     saved = json.loads((tmp_path / "config.json").read_text())
     assert saved["number_encoding"] == encoding and saved["num_token_ids"] == []
-    assert (tmp_path / "text_baselines.py").exists() and (tmp_path / "modeling_outputs.py").exists()
+    assert (tmp_path / "encoding_text.py").exists() and (tmp_path / "modeling_outputs.py").exists()
     batch = token_batch(backbone)
     with torch.no_grad():
         loaded = AutoModel.from_pretrained(tmp_path).eval()
@@ -256,7 +256,7 @@ def _oracle_fill(tokenizer, corrupt: bool = False):
 def test_predictions_are_the_written_numbers(backbone: str, encoding: str, answer_tokenizers, monkeypatch) -> None:
     tokenizer = answer_tokenizers[backbone, encoding]
     model = sized_model(backbone, encoding, tokenizer)
-    expected = ANSWERS if encoding == "text" else [NumberScheme(encoding, 3, -3, 0).round(a) for a in ANSWERS]
+    expected = ANSWERS if encoding == "text" else [make_scheme(encoding, 3, -3, 0).round(a) for a in ANSWERS]
     if BACKBONES[backbone].causal:
         generate, calls = _oracle_generate(tokenizer)
         monkeypatch.setattr(model, "generate", generate)

@@ -17,7 +17,7 @@ from transformers import AutoTokenizer
 from hf_numbers import BACKBONES, BYTE_LEVEL_BPE, find_numbers, format_number
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM, prompt_lengths
 from hf_numbers.data.tokenizer_training import train_number_tokenizer
-from hf_numbers.modeling.text_encodings import NUMBER_SCHEMES, NumberScheme
+from hf_numbers.modeling.text_schemes import NUMBER_SCHEMES, make_scheme
 
 CLASSES = {name: spec.tokenizer_class for name, spec in BACKBONES.items()}
 BYTE_LEVEL = [name for name, spec in BACKBONES.items() if spec.tokenizer_model == BYTE_LEVEL_BPE]
@@ -41,7 +41,7 @@ def tokenizers(plain_tokenizer_dirs: dict[str, Path]) -> dict[tuple[str, str], o
 def rebuilt(text: str, scheme: str) -> str:
     """``text`` with every number written back as its tokens read it (rounded to the scheme's digits)."""
     out, cursor = [], 0
-    rounder = NumberScheme(scheme, min_exponent=-5, max_exponent=2).round if scheme != "text" else None
+    rounder = make_scheme(scheme, min_exponent=-5, max_exponent=2).round if scheme != "text" else None
     for start, end, value in find_numbers(text):
         out += [text[cursor:start], format_number(rounder(value)) if rounder else text[start:end]]
         cursor = end
@@ -197,7 +197,7 @@ def test_save_load_and_auto_tokenizer(backbone: str, scheme: str, tokenizers, tm
     assert config["number_scheme"] == scheme
     if scheme != "text":
         assert (config["scheme_digits"], config["scheme_min_exponent"], config["scheme_max_exponent"]) == (3, -5, 2)
-    assert (tmp_path / "text_encodings.py").exists() and (tmp_path / "tokenization_helpers.py").exists()
+    assert (tmp_path / "text_schemes.py").exists() and (tmp_path / "tokenization_helpers.py").exists()
     for loaded in (type(tok).from_pretrained(tmp_path), AutoTokenizer.from_pretrained(tmp_path)):
         assert type(loaded) is type(tok) and len(loaded) == len(tok)
         assert loaded.number_scheme == scheme
@@ -269,7 +269,7 @@ def _writes_every_float64(scheme: str) -> bool:
     if scheme not in NUMBER_SCHEMES:  # the backbone's own text
         return True
     try:
-        NumberScheme(scheme, **EVERY_FLOAT64)
+        make_scheme(scheme, **EVERY_FLOAT64)
     except ValueError:
         return False
     return True

@@ -31,7 +31,7 @@ REGISTRY_MODULE = "hf_numbers.modeling.encoding_registry"
 def register(registry: ModuleType) -> None:
     """Add the throw-away encoding to ``registry`` (the freshly run ``encoding_registry`` module)."""
     from hf_numbers.modeling.encoding_base import EncodingOption
-    from hf_numbers.modeling.encodings import XValEncoding
+    from hf_numbers.modeling.encoding_xval import XValEncoding
 
     class ThrowawayEncoding(XValEncoding):
         """xVal of ``throwaway_gain`` x the value: a subclass, another name and another option."""

@@ -12,14 +12,20 @@ Example:
 
 from typing import Any
 
-from .masked_words import (
+from .masked_word_metrics import (
+    WORD_METRIC_NAMES,
+    compute_masked_word_metrics,
+    masked_token_statistics,
+    summarize_masked_tokens,
+)
+from .masked_word_scoring import (
     MaskedTokenScores,
     evaluate_masked_words,
     masked_word_results,
     score_masked_words,
     target_spans,
 )
-from .metrics import (
+from .number_metrics import (
     METRIC_NAMES,
     compute_number_metrics,
     compute_split_metrics,
@@ -30,12 +36,6 @@ from .metrics import (
 )
 from .plots import plot_predicted_vs_true, plot_prediction_vs_parameter
 from .splits import evaluate_splits
-from .word_metrics import (
-    WORD_METRIC_NAMES,
-    compute_masked_word_metrics,
-    masked_token_statistics,
-    summarize_masked_tokens,
-)
 
 __all__ = [
     "METRIC_NAMES",
@@ -64,11 +64,11 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "NumberMetrics":
-        from .number_metrics import NumberMetrics
+        from .evaluate_number_metrics import NumberMetrics
 
         return NumberMetrics
     if name == "MaskedWordMetrics":
-        from .masked_word_metrics import MaskedWordMetrics
+        from .evaluate_masked_word_metrics import MaskedWordMetrics
 
         return MaskedWordMetrics
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

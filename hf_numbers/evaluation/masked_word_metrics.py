@@ -1,15 +1,25 @@
-"""The masked-word metrics (perplexity, top-k accuracy) as an ``evaluate`` module, loadable offline::
+"""Masked-word metrics of the floating-point embedding paper (Jin et al., Table 1), from token logits.
 
-    import evaluate
-    from hf_numbers.evaluation import masked_word_metrics
-    metric = evaluate.load(masked_word_metrics.__file__)
-    metric.add_batch(predictions=logits, references=labels)   # (B, L, V) and (B, L), -100 ignored
-    metric.compute()                                          # {'count', 'perplexity', 'top1', 'top5', 'top20'}
+Over the masked tokens (labels other than ``ignore_index``, -100 as in transformers):
 
-or used directly as ``MaskedWordMetrics()``. Each batch is reduced on arrival to two numbers
-per masked token (its cross-entropy and the rank of its true id), which is all the metrics need,
-so a vocabulary of logits per token is never stored. It imports only ``word_metrics.py`` (by a
-relative import, which ``evaluate.load`` copies along), never the rest of ``hf_numbers``.
+* ``perplexity``: ``exp`` of the mean cross-entropy (natural log) of their true ids;
+* ``top1``, ``top5``, ``top20`` (any ``top_k``): share of them whose true id is among the ``k``
+  highest logits. The true id's rank is the number of ids with a strictly higher logit, so a
+  tie counts for the true id;
+* ``count``: how many tokens were scored.
+
+Perplexity and top-k are ``None`` when no token is masked. Both follow from two numbers per
+token, its cross-entropy and its rank (:func:`masked_token_statistics`), so metrics of several
+batches are those of the concatenated statistics (:func:`summarize_masked_tokens`); the
+``evaluate`` module (``evaluate_masked_word_metrics.py``) stores exactly these.
+
+This module needs only numpy (and reads torch tensors without importing torch).
+
+Example:
+    >>> logits = np.log([[[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]]])
+    >>> m = compute_masked_word_metrics(logits, [[0, 1]], top_k=(1, 2))
+    >>> m["count"], m["top1"], m["top2"], round(m["perplexity"], 4)
+    (2, 0.5, 1.0, 2.1822)
 """
 
 from __future__ import annotations
@@ -17,65 +27,90 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import datasets
-import evaluate
+import numpy as np
 
-from .word_metrics import DEFAULT_TOP_K, masked_token_statistics, summarize_masked_tokens
-
-_DESCRIPTION = "Masked-word perplexity and top-k accuracy of the masked tokens (floating-point embedding paper)."
-_CITATION = """\
-@article{jin2024float, title={Floating-Point Embedding: Enhancing the Mathematical Comprehension of Large Language
-  Models}, author={Jin, Xiaoxiao and others}, journal={Symmetry}, volume={16}, number={4}, year={2024}}
-"""
-_INPUTS = """\
-Args:
-    predictions: token logits, (N, V) or (B, L, V) (numpy, torch or lists).
-    references: true token ids, (N,) or (B, L); -100 marks positions that were not masked.
-    top_k: the k of the top-k accuracies (default (1, 5, 20)), to ``compute``.
-Returns:
-    dict with count, perplexity (exp of the mean cross-entropy) and top{k} for each k.
-"""
+DEFAULT_TOP_K = (1, 5, 20)
+WORD_METRIC_NAMES = ("count", "perplexity", *(f"top{k}" for k in DEFAULT_TOP_K))
 
 
-class MaskedWordMetrics(evaluate.Metric):
-    """Masked-word perplexity and top-k accuracy as an ``evaluate`` module (``add``, ``add_batch``, ``compute``).
+def _selected_rows(logits: Any, labels: Any, ignore_index: int) -> tuple[np.ndarray, np.ndarray]:
+    """The logits rows ``(N, V)`` (float64) and true ids ``(N,)`` of the labelled positions."""
+    if hasattr(labels, "detach"):
+        labels = labels.detach().cpu().numpy()
+    labels = np.asarray(labels)
+    if labels.dtype.kind not in "iu":
+        raise ValueError(f"labels must be integer token ids, got dtype {labels.dtype}")
+    keep = labels != ignore_index
+    if hasattr(logits, "detach"):  # a torch tensor: select first, so a (B, L, V) batch is never copied whole
+        shape = tuple(logits.shape)
+        rows = logits.detach()[logits.new_tensor(keep).bool()] if shape[:-1] == labels.shape else None
+        rows = None if rows is None else rows.double().cpu().numpy()
+    else:
+        array = np.asarray(logits)
+        shape = array.shape
+        rows = array[keep].astype(np.float64) if shape[:-1] == labels.shape else None
+    if rows is None:
+        raise ValueError(
+            f"logits have shape {shape} but labels have shape {labels.shape}; logits need one more (vocabulary) axis"
+        )
+    targets = labels[keep].astype(np.int64)
+    if len(targets) and (targets.min() < 0 or targets.max() >= shape[-1]):
+        raise ValueError(
+            f"labels must be ids in [0, {shape[-1]}) or {ignore_index}, got {targets.min()}..{targets.max()}"
+        )
+    if not np.isfinite(rows).all():
+        raise ValueError("logits at masked positions must be finite")
+    return rows, targets
+
+
+def masked_token_statistics(logits: Any, labels: Any, ignore_index: int = -100) -> tuple[np.ndarray, np.ndarray]:
+    """Cross-entropy (natural log) and rank of the true id, for every labelled token.
+
+    ``logits`` has the shape of ``labels`` plus a vocabulary axis: ``(N, V)`` with ``(N,)``, or
+    ``(B, L, V)`` with ``(B, L)``; numpy arrays, torch tensors or nested lists.
 
     Example:
-        >>> import numpy as np
-        >>> metric = MaskedWordMetrics(keep_in_memory=True)
-        >>> metric.add_batch(predictions=np.log([[0.5, 0.25, 0.25]]), references=[0])
-        >>> metric.add_batch(predictions=np.log([[[0.5, 0.25, 0.25], [0.1, 0.1, 0.8]]]), references=[[1, -100]])
-        >>> out = metric.compute(top_k=(1, 2))
-        >>> out["count"], out["top1"], out["top2"], round(out["perplexity"], 4)
-        (2, 0.5, 1.0, 2.8284)
+        >>> nll, rank = masked_token_statistics([[2.0, 1.0, 1.0], [0.0, 0.0, 5.0]], [0, -100])
+        >>> nll.round(4).tolist(), rank.tolist()
+        ([0.5514], [0])
     """
+    rows, targets = _selected_rows(logits, labels, ignore_index)
+    index = np.arange(len(targets))
+    true = rows[index, targets]
+    peak = rows.max(axis=1)
+    log_norm = peak + np.log(np.exp(rows - peak[:, None]).sum(axis=1))
+    rank = (rows > true[:, None]).sum(axis=1).astype(np.int64)
+    return log_norm - true, rank
 
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_INPUTS,
-            features=datasets.Features({"nll": datasets.Value("float64"), "rank": datasets.Value("int64")}),
-        )
 
-    def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
-        """Add a batch of logits (``predictions``) and true ids (``references``, -100 ignored)."""
-        if predictions is None or references is None:
-            raise ValueError("add_batch needs predictions (logits) and references (token ids)")
-        nll, rank = masked_token_statistics(predictions, references)
-        super().add_batch(nll=nll.tolist(), rank=rank.tolist(), **kwargs)
+def summarize_masked_tokens(nll: Any, rank: Any, top_k: Sequence[int] = DEFAULT_TOP_K) -> dict[str, float | int | None]:
+    """``count``, ``perplexity`` and ``top{k}`` from per-token cross-entropies and ranks.
 
-    def add(self, *, prediction: Any = None, reference: Any = None, **kwargs: Any) -> None:
-        """Add one masked token: its logits ``(V,)`` and its true id."""
-        self.add_batch(predictions=[prediction], references=[reference], **kwargs)
+    Example:
+        >>> summarize_masked_tokens([0.0, np.log(4)], [0, 3], top_k=(1, 5))
+        {'count': 2, 'perplexity': 2.0, 'top1': 0.5, 'top5': 1.0}
+    """
+    nll, rank = np.asarray(nll, dtype=np.float64), np.asarray(rank, dtype=np.int64)
+    if nll.shape != rank.shape or nll.ndim != 1:
+        raise ValueError(f"nll and rank must be 1-D of one length, got shapes {nll.shape} and {rank.shape}")
+    for k in top_k:
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"top_k must hold integers >= 1, got {k!r}")
+    count = len(nll)
+    results: dict[str, float | int | None] = {"count": count}
+    results["perplexity"] = float(np.exp(nll.mean())) if count else None
+    for k in top_k:
+        results[f"top{k}"] = float((rank < k).mean()) if count else None
+    return results
 
-    def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> dict[str, Any] | None:
-        """The metrics of everything added, plus ``predictions``/``references`` if given; ``top_k`` as a keyword."""
-        if predictions is not None or references is not None:
-            self.add_batch(predictions=predictions, references=references)
-        return super().compute(**kwargs)
 
-    def _compute(
-        self, nll: Sequence[float], rank: Sequence[int], top_k: Sequence[int] = DEFAULT_TOP_K
-    ) -> dict[str, float | int | None]:
-        return summarize_masked_tokens(nll, rank, top_k=top_k)
+def compute_masked_word_metrics(
+    logits: Any, labels: Any, top_k: Sequence[int] = DEFAULT_TOP_K, ignore_index: int = -100
+) -> dict[str, float | int | None]:
+    """Perplexity and top-k accuracy of the masked tokens (labels other than ``ignore_index``).
+
+    Example:
+        >>> compute_masked_word_metrics([[0.0, 0.0]], [1], top_k=(1,))
+        {'count': 1, 'perplexity': 2.0, 'top1': 1.0}
+    """
+    return summarize_masked_tokens(*masked_token_statistics(logits, labels, ignore_index), top_k=top_k)

@@ -1,94 +1,230 @@
-"""The number metrics as an ``evaluate`` module, loadable offline as a local metric script::
+"""Number metrics of the xVal and FoNE papers, usable directly or through ``evaluate``.
 
-    import evaluate
-    from hf_numbers.evaluation import number_metrics
-    metric = evaluate.load(number_metrics.__file__)
+* ``mse`` and ``r2``: mean squared error and coefficient of determination (xVal's tables),
+  over the valid predictions;
+* ``r2_log``: ``r2`` of the signed logarithms ``sign(x) log10(1 + |x|)``, for answers that span
+  orders of magnitude (products), where a few large values dominate ``r2``;
+* ``exact_match``: share of predictions equal to the reference (FoNE);
+* ``within_1pct``: share of predictions within 1% of the reference (relative error <= 0.01);
+* ``accuracy_2sf``, ``accuracy_3sf``: share of predictions equal to the reference once both
+  are rounded to 2 or 3 significant figures (xVal appendix B.6);
+* ``invalid_rate``: share of predictions that are not a finite number (``None``, NaN,
+  infinity, or a string that does not parse as a number).
 
-or used directly as ``NumberMetrics()``. It imports only ``metrics.py`` (by a relative
-import, which ``evaluate.load`` copies along), never the rest of ``hf_numbers``. Importing
-``evaluate`` takes seconds, which is why this lives apart from ``metrics.py``.
+Accuracies and ``invalid_rate`` count every example (an invalid prediction is wrong);
+``mse`` and ``r2`` use only the valid ones and are ``None`` where undefined (no valid
+prediction; for ``r2`` fewer than two, or references that do not vary).
+
+This module needs only numpy; ``hf_numbers.evaluation.evaluate_number_metrics`` wraps it as an
+``evaluate`` metric (``NumberMetrics``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-import datasets
-import evaluate
+import numpy as np
 
-from .metrics import compute_number_metrics, parse_predictions
-
-_DESCRIPTION = "Number metrics: MSE, R², exact match, accuracy to k significant figures, invalid rate."
-_CITATION = """\
-@article{golkar2023xval, title={xVal: A Continuous Number Encoding for Large Language Models},
-  author={Golkar, Siavash and others}, journal={arXiv:2310.02989}, year={2023}}
-@article{zhou2025fone, title={FoNE: Precise Single-Token Number Embeddings via Fourier Features},
-  author={Zhou, Tianyi and others}, journal={arXiv:2502.09741}, year={2025}}
-"""
-_INPUTS = """\
-Args:
-    predictions: predicted values; numbers, numeric strings, or None / NaN / non-numbers (invalid).
-    references: true values, finite numbers.
-    sig_figs: significant-figure counts for the ``accuracy_{k}sf`` metrics (default (2, 3)).
-    exact_decimals: if set, round both sides to this many decimals before exact matching.
-Returns:
-    dict with count, invalid_rate, mse, r2, exact_match and accuracy_{k}sf.
-"""
+METRIC_NAMES = (
+    "count",
+    "invalid_rate",
+    "mse",
+    "r2",
+    "r2_log",
+    "exact_match",
+    "within_1pct",
+    "accuracy_2sf",
+    "accuracy_3sf",
+)
 
 
-class NumberMetrics(evaluate.Metric):
-    """The number metrics as an ``evaluate`` module (``add``, ``add_batch``, ``compute``).
+def parse_predictions(predictions: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Turn predictions into float64 values and a validity mask.
 
-    Predictions may be numbers, numeric strings or invalid values (``None``, NaN, other
-    strings); they are parsed before ``evaluate`` stores them, so invalid ones count in
-    ``invalid_rate``. ``compute`` takes ``sig_figs`` and ``exact_decimals`` as keywords.
+    Valid: a finite int / float / numpy number, or a string that ``float()`` parses to a
+    finite value (surrounding spaces allowed). Everything else (``None``, NaN, infinity,
+    ``bool``, ``"n/a"``, ``"inf"``, lists) is invalid and gets the value NaN.
 
     Example:
-        >>> metric = NumberMetrics(keep_in_memory=True)
-        >>> metric.add_batch(predictions=["1.5", None], references=[1.5, 2.0])
-        >>> metric.compute()["invalid_rate"]
-        0.5
+        >>> values, valid = parse_predictions([1.5, "2", None, "abc", float("nan")])
+        >>> valid.tolist()
+        [True, True, False, False, False]
     """
+    items = _as_list(predictions, "predictions")
+    values = np.full(len(items), np.nan)
+    for i, item in enumerate(items):
+        value = _to_float(item)
+        if value is not None:
+            values[i] = value
+    return values, np.isfinite(values)
 
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_INPUTS,
-            features=datasets.Features(
-                {"predictions": datasets.Value("float64"), "references": datasets.Value("float64")}
-            ),
+
+def _as_list(values: Any, what: str) -> list[Any]:
+    if isinstance(values, (str, bytes)) or values is None:
+        raise ValueError(f"{what} must be a sequence of values, got {values!r}")
+    if hasattr(values, "detach"):  # a torch tensor
+        values = values.detach().cpu().numpy()
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1:
+            raise ValueError(f"{what} must be one-dimensional, got shape {values.shape}")
+        return values.tolist()
+    try:
+        return list(values)
+    except TypeError:
+        raise ValueError(f"{what} must be a sequence of values, got {type(values).__name__}") from None
+
+
+def _to_float(item: Any) -> float | None:
+    if isinstance(item, (bool, np.bool_)):
+        return None
+    if isinstance(item, (int, float, np.integer, np.floating)):
+        value = float(item)
+    elif isinstance(item, str):
+        try:
+            value = float(item.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def parse_references(references: Any) -> np.ndarray:
+    """References as float64; each must be a finite number (or numeric string).
+
+    Example:
+        >>> parse_references([1, "2.5"]).tolist()
+        [1.0, 2.5]
+    """
+    items = _as_list(references, "references")
+    values = np.empty(len(items))
+    for i, item in enumerate(items):
+        value = _to_float(item)
+        if value is None:
+            raise ValueError(f"references must be finite numbers; reference {i} is {item!r}")
+        values[i] = value
+    return values
+
+
+def round_significant(values: np.ndarray, digits: int) -> list[str]:
+    """Each value rounded to ``digits`` significant figures, as a canonical string.
+
+    Example:
+        >>> round_significant(np.array([1.2345, -0.0, 0.0]), 3)
+        ['1.23e+00', '0.00e+00', '0.00e+00']
+    """
+    if not isinstance(digits, int) or isinstance(digits, bool) or digits < 1:
+        raise ValueError(f"significant figures must be an integer >= 1, got {digits!r}")
+    return [f"{value + 0.0:.{digits - 1}e}" for value in values.tolist()]
+
+
+def compute_number_metrics(
+    predictions: Any,
+    references: Any,
+    sig_figs: Sequence[int] = (2, 3),
+    exact_decimals: int | None = None,
+) -> dict[str, float | int | None]:
+    """All number metrics for one set of predictions (see the module docstring).
+
+    ``exact_decimals`` rounds both sides before exact matching, for predictions decoded
+    at lower precision (e.g. float32) than the references' written decimals.
+
+    Example:
+        >>> m = compute_number_metrics([1.0, 2.1, None, 4.0], [1.0, 2.0, 3.0, 4.0])
+        >>> m["invalid_rate"], m["exact_match"], round(m["mse"], 4), m["accuracy_2sf"], m["within_1pct"]
+        (0.25, 0.5, 0.0033, 0.5, 0.5)
+    """
+    values, valid = parse_predictions(predictions)
+    refs = parse_references(references)
+    if len(values) != len(refs):
+        raise ValueError(f"predictions and references differ in length: {len(values)} vs {len(refs)}")
+    if len(refs) == 0:
+        raise ValueError("no examples: predictions and references are empty")
+    if exact_decimals is not None and (
+        not isinstance(exact_decimals, int) or isinstance(exact_decimals, bool) or not 0 <= exact_decimals <= 15
+    ):
+        raise ValueError(f"exact_decimals must be None or an integer in [0, 15], got {exact_decimals!r}")
+    count = len(refs)
+    valid_values, valid_refs = values[valid], refs[valid]
+    results: dict[str, float | int | None] = {
+        "count": count,
+        "invalid_rate": float(1.0 - valid.mean()),
+        "mse": float(np.mean((valid_values - valid_refs) ** 2)) if valid.any() else None,
+        "r2": _r2(valid_values, valid_refs),
+        "r2_log": _r2(_signed_log(valid_values), _signed_log(valid_refs)),
+    }
+    if exact_decimals is None:
+        matches = valid_values == valid_refs
+    else:
+        matches = np.round(valid_values, exact_decimals) == np.round(valid_refs, exact_decimals)
+    results["exact_match"] = float(matches.sum() / count)
+    results["within_1pct"] = float((np.abs(valid_values - valid_refs) <= 0.01 * np.abs(valid_refs)).sum() / count)
+    for digits in sig_figs:
+        same = [p == r for p, r in zip(round_significant(valid_values, digits), round_significant(valid_refs, digits))]
+        results[f"accuracy_{digits}sf"] = float(sum(same) / count)
+    return results
+
+
+def _signed_log(values: np.ndarray) -> np.ndarray:
+    return np.sign(values) * np.log10(1.0 + np.abs(values))
+
+
+def _r2(values: np.ndarray, refs: np.ndarray) -> float | None:
+    if len(refs) < 2:
+        return None
+    total = float(np.sum((refs - refs.mean()) ** 2))
+    if total == 0.0:
+        return None
+    return 1.0 - float(np.sum((values - refs) ** 2)) / total
+
+
+def compute_split_metrics(
+    predictions: Mapping[str, Any], references: Mapping[str, Any], **options: Any
+) -> dict[str, dict[str, float | int | None]]:
+    """``compute_number_metrics`` for every split, e.g. ``test`` and ``test_ood``.
+
+    ``options`` go to :func:`compute_number_metrics`. The two mappings must have the same splits.
+
+    Example:
+        >>> out = compute_split_metrics({"test": [1.0], "test_ood": [2.5]}, {"test": [1.0], "test_ood": [2.0]})
+        >>> out["test"]["exact_match"], out["test_ood"]["mse"]
+        (1.0, 0.25)
+    """
+    if set(predictions) != set(references):
+        raise ValueError(
+            f"predictions and references must cover the same splits, got {sorted(predictions)} and {sorted(references)}"
         )
+    return {split: compute_number_metrics(predictions[split], references[split], **options) for split in predictions}
 
-    @staticmethod
-    def _clean(predictions: Any) -> list[float | None]:
-        values, valid = parse_predictions(predictions)
-        return [float(v) if ok else None for v, ok in zip(values, valid)]
 
-    def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
-        """Add a batch of predictions and references (see the class docstring)."""
-        if predictions is not None:
-            predictions = self._clean(predictions)
-        super().add_batch(predictions=predictions, references=references, **kwargs)
+def format_metrics_table(results: Mapping[str, Mapping[str, float | int | None]]) -> str:
+    """A plain-text table: one row per split, one column per metric (``-`` where undefined).
 
-    def add(self, *, prediction: Any = None, reference: Any = None, **kwargs: Any) -> None:
-        """Add one prediction and reference (see the class docstring)."""
-        if prediction is not None:
-            prediction = self._clean([prediction])[0]
-        super().add(prediction=prediction, reference=reference, **kwargs)
+    Example:
+        >>> print(format_metrics_table({"test": {"count": 2, "mse": 0.5}}))
+        split  count     mse
+        test       2  0.5000
+    """
+    columns: list[str] = []
+    for metrics in results.values():
+        columns.extend(name for name in metrics if name not in columns)
 
-    def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> dict[str, Any] | None:
-        """Compute the metrics on the added examples plus ``predictions``/``references`` if given."""
-        if predictions is not None:
-            predictions = self._clean(predictions)
-        return super().compute(predictions=predictions, references=references, **kwargs)
+    def cell(value: float | int | None) -> str:
+        if value is None:
+            return "-"
+        if isinstance(value, int):
+            return str(value)
+        return f"{value:.4g}" if abs(value) >= 1e4 or (value != 0 and abs(value) < 1e-3) else f"{value:.4f}"
 
-    def _compute(
-        self,
-        predictions: Sequence[float | None],
-        references: Sequence[float],
-        sig_figs: Sequence[int] = (2, 3),
-        exact_decimals: int | None = None,
-    ) -> dict[str, float | int | None]:
-        return compute_number_metrics(predictions, references, sig_figs=sig_figs, exact_decimals=exact_decimals)
+    rows = [["split", *columns]] + [
+        [split, *(cell(metrics.get(name)) for name in columns)] for split, metrics in results.items()
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(
+            text.ljust(width) if i == 0 else text.rjust(width) for i, (text, width) in enumerate(zip(row, widths))
+        )
+        for row in rows
+    )

@@ -23,7 +23,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .metrics import parse_predictions, parse_references
+from .number_metrics import parse_predictions, parse_references
 
 
 def _png_path(path: str | os.PathLike) -> Path:

@@ -11,8 +11,8 @@ from typing import Any
 
 from ..modeling import find_numbers
 from ..strict_json import write_json
-from .masked_words import masked_word_results, score_masked_words, target_spans
-from .metrics import compute_number_metrics
+from .masked_word_scoring import masked_word_results, score_masked_words, target_spans
+from .number_metrics import compute_number_metrics
 from .plots import plot_predicted_vs_true, plot_prediction_vs_parameter
 from .predict import predict_answers
 

@@ -23,6 +23,8 @@ from .configuration_number import (
     NumberRobertaConfig,
 )
 from .encoding_base import EncodingOption, NumberEncoding
+from .encoding_exponent import ExponentEncoding
+from .encoding_float import FloatBitEncoding
 from .encoding_fone import FoNEEncoding
 from .encoding_registry import (
     NUMBER_ENCODINGS,
@@ -32,7 +34,7 @@ from .encoding_registry import (
     encoding_options,
     get_encoding,
 )
-from .encodings import ExponentEncoding, FloatBitEncoding, XValEncoding
+from .encoding_xval import XValEncoding
 from .generation_number import NumberGenerateOutput
 from .modeling_number import (
     NumberBertForMaskedLM,

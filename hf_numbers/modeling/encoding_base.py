@@ -1,4 +1,4 @@
-"""The interface every number encoding implements (see ``encodings.py`` and ``encoding_fone.py`` for the encodings).
+"""The interface every number encoding implements (the encodings: ``encoding_<name>.py``, e.g. ``encoding_xval.py``).
 
 A :class:`NumberEncoding` owns, for one way of representing numbers, the input embedding at
 number tokens, the number head, its loss and the decoding of head outputs into values.
@@ -102,7 +102,7 @@ class NumberEncoding(nn.Module, abc.ABC):
     shapes (xVal); False where it picks among discrete values (digits, bits, bins), which repeat exactly."""
     has_number_module: ClassVar[bool] = True
     """True: the model carries this module (and the tokenizer one ``[NUM]`` token per number). The
-    text baselines (``text_baselines.py``) are registry entries without one."""
+    text baselines (``encoding_text.py``) are registry entries without one."""
 
     @classmethod
     def validate_options(cls, config: Any) -> None:

@@ -2,8 +2,8 @@
 
 ``fone``: the ``[NUM]`` embedding plus ``[cos 2pi x/T, sin 2pi x/T]`` for ``T = 10^k`` (one pair
 per digit place, zero-padded to the hidden size); the head gives 10 logits per digit place
-(cross-entropy per digit) and decodes to the value those digits write. The other number
-encodings are in ``encodings.py``; the interface is ``encoding_base.py``.
+(cross-entropy per digit) and decodes to the value those digits write. The interface is
+``encoding_base.py``, the registry ``encoding_registry.py``.
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.

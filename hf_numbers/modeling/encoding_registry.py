@@ -1,10 +1,23 @@
 """The registry of number encodings: the one list of them, by name.
 
+=============  ===================================================  =====================================
+name           input at ``[NUM]`` positions                         head / loss / decoding
+=============  ===================================================  =====================================
+``xval``       ``[NUM]`` embedding x value                          MLP -> scalar, MSE, the scalar
+``fone``       ``[NUM]`` embedding + [cos 2pi x/T, sin 2pi x/T]     10 logits per digit place, CE, digits
+``float``      residual MLP over the 32 IEEE-754 bits (replaces)    32 bit logits, BCE, float32 value
+``exponent``   embedding of one of N log-spaced bins (replaces)     bin logits, CE, bin centre
+=============  ===================================================  =====================================
+
+Each is one :class:`NumberEncoding` (``encoding_base.py``) in its own module, ``encoding_<name>.py``.
+Values stay float64 until an encoding turns them into features; ``check_numbers`` rejects values an
+encoding cannot represent with a ``ValueError``.
+
 Configs (``number_encoding`` and every encoding's option fields), training (fitting options to
 data, choosing the scaler and the tokenizer), the CLI and the test matrix read
 :data:`NUMBER_ENCODINGS_REGISTRY`; nothing else lists encodings. Adding an encoding is one
 :class:`NumberEncoding` subclass and one line in the tuple below (see docs/design.md, "Adding an
-encoding"). The text baselines (``text_baselines.py``) are entries without a number module.
+encoding"). The text baselines (``encoding_text.py``) are entries without a number module.
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.
@@ -17,9 +30,11 @@ from dataclasses import field
 from typing import Any
 
 from .encoding_base import EncodingOption, NumberEncoding
+from .encoding_exponent import ExponentEncoding
+from .encoding_float import FloatBitEncoding
 from .encoding_fone import FoNEEncoding
-from .encodings import ExponentEncoding, FloatBitEncoding, XValEncoding
-from .text_baselines import B1999Encoding, FP15Encoding, P10Encoding, P1000Encoding, TextEncoding
+from .encoding_text import B1999Encoding, FP15Encoding, P10Encoding, P1000Encoding, TextEncoding
+from .encoding_xval import XValEncoding
 
 __all__ = [
     "NUMBER_ENCODINGS",
@@ -113,7 +128,7 @@ def add_option_fields(cls: type | None = None, *, unset_default: bool = False) -
     for option in encoding_options():
         if unset_default:
             unset = "fitted to the data" if option.fitted else option.default
-            annotation, default, help_text = f"{option.type.__name__} | None", None, f"{option.help}; unset: {unset}."
+            annotation, default, help_text = f"{option.type.__name__} | None", None, f"{option.help}; default: {unset}."
         else:
             annotation, default, help_text = option.type.__name__, option.default, option.help
         annotations[option.name] = annotation

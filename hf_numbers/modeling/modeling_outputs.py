@@ -1,6 +1,6 @@
 """Outputs of the number-aware models: transformers' LM outputs plus number predictions and losses.
 
-A model of a text encoding (no number module, see ``text_baselines.py``) returns
+A model of a text encoding (no number module, see ``encoding_text.py``) returns
 ``number_predictions=None`` and, with labels, ``number_loss`` 0 (a zero tensor, so that
 ``loss == token_loss`` and training logs keep their shape).
 

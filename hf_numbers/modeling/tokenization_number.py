@@ -14,7 +14,7 @@ and decoding restores it. ``num_token_ids`` lists every id that stands for a num
 find numbers with ``isin(input_ids, num_token_ids)``.
 
 **Text encodings** (``number_scheme``): instead of ``[NUM]``, numbers can be rewritten into the
-tokens of a text scheme (``"p10"``, ``"p1000"``, ``"b1999"``, ``"fp15"``; see ``text_encodings.py``)
+tokens of a text scheme (``"p10"``, ``"p1000"``, ``"b1999"``, ``"fp15"``; see ``text_schemes.py``)
 or left as ordinary text for the backbone's own sub-word tokens (``"text"``). Such a tokenizer
 has no number token: ``num_token_ids`` is empty and ``input_numbers`` is all 1.0, so collators
 and training work unchanged, and ``decode`` (``tokenization_decoding.py``) writes every complete
@@ -36,7 +36,7 @@ from tokenizers import Tokenizer
 from transformers import AddedToken, BatchEncoding, BertTokenizer, GPT2Tokenizer, RobertaTokenizer
 
 from .parsing import NEUTRAL_NUMBER, replace_numbers
-from .text_encodings import NUMBER_SCHEMES, SCHEME_TOKEN_RE, NumberScheme
+from .text_schemes import NUMBER_SCHEMES, SCHEME_TOKEN_RE, NumberScheme
 from .tokenization_decoding import NumberDecodingMixin
 from .tokenization_helpers import RewrittenText, to_lists
 
@@ -56,7 +56,7 @@ class NumberTokenizerMixin(NumberDecodingMixin):
     Args:
         num_token: the number token (``number_scheme=None``; default ``"[NUM]"``).
         number_scheme: None (``[NUM]`` plus values), ``"text"`` (numbers stay ordinary text) or a
-            text scheme, ``"p10"``, ``"p1000"``, ``"b1999"``, ``"fp15"`` (see ``text_encodings.py``).
+            text scheme, ``"p10"``, ``"p1000"``, ``"b1999"``, ``"fp15"`` (see ``text_schemes.py``).
         scheme_digits, scheme_min_exponent, scheme_max_exponent: the scheme's significant digits
             and exponent range (a value outside it is a ``ValueError`` when tokenized).
 
@@ -120,7 +120,7 @@ class NumberTokenizerMixin(NumberDecodingMixin):
         else:
             self.init_kwargs.pop("num_token", None)
         if number_scheme not in (None, "text"):
-            self.scheme = NumberScheme(number_scheme, scheme_digits, scheme_min_exponent, scheme_max_exponent)
+            self.scheme = NUMBER_SCHEMES[number_scheme](scheme_digits, scheme_min_exponent, scheme_max_exponent)
             self.init_kwargs.update(
                 scheme_digits=scheme_digits,
                 scheme_min_exponent=scheme_min_exponent,

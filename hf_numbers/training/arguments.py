@@ -89,7 +89,7 @@ class NumberTrainingArguments:
     """
 
     output_dir: str = field(
-        default="runs/demo", metadata={"help": "Folder for checkpoints, the final model, metrics and plots."}
+        default="runs/train", metadata={"help": "Folder for checkpoints, the final model, metrics and plots."}
     )
     # ---- task
     task: str = field(

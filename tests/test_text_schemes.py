@@ -1,4 +1,4 @@
-"""Text number schemes (P10, P1000, B1999, FP15): value -> tokens -> value, vocabulary, bad input."""
+"""The text schemes (P10, P1000, B1999, FP15): value -> tokens -> value, vocabulary, bad input."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hf_numbers import find_numbers, format_number
-from hf_numbers.modeling.text_encodings import (
+from hf_numbers.modeling.text_schemes import (
     MAX_SCHEME_VOCABULARY,
     NUMBER_SCHEMES,
     SCHEME_TOKEN_RE,
     NumberScheme,
     fit_exponent_range,
+    make_scheme,
 )
 
 DIGITS = {"p10": (1, 3, 7), "p1000": (3, 6), "b1999": (3, 6), "fp15": (1, 3)}
@@ -25,7 +26,7 @@ CASES = [(name, digits) for name, options in DIGITS.items() for digits in option
 def scheme(name: str, digits: int = 3) -> NumberScheme:
     """A scheme whose range holds every test value (FP15's narrower, to bound its vocabulary)."""
     low = -12 if name == "fp15" else -20
-    return NumberScheme(name, digits=digits, min_exponent=low, max_exponent=12)
+    return make_scheme(name, digits=digits, min_exponent=low, max_exponent=12)
 
 
 def test_xval_table_1_example_and_sizes() -> None:
@@ -37,11 +38,11 @@ def test_xval_table_1_example_and_sizes() -> None:
         "fp15": (["<|-d602-E1|>"], 28800 + 1),
     }
     for name, (tokens, size) in expected.items():
-        default = NumberScheme(name)
+        default = make_scheme(name)
         assert default.encode(-60.2) == tokens
         assert default.tokens_per_number == len(tokens)
         assert default.vocabulary_size == size
-    assert len(NumberScheme("fp15").vocabulary()) == 28801
+    assert len(make_scheme("fp15").vocabulary()) == 28801
 
 
 @pytest.mark.parametrize(("name", "digits"), CASES)
@@ -84,14 +85,14 @@ def test_rounding_details() -> None:
 
 
 def test_zero_uses_the_exponent_nearest_to_zero() -> None:
-    assert NumberScheme("fp15", min_exponent=-3, max_exponent=-1).encode(0.0) == ["<|+d000-E1|>"]
-    assert NumberScheme("p1000", min_exponent=2, max_exponent=4).encode(0.0) == ["<|+|>", "<|d000|>", "<|+E2|>"]
-    assert NumberScheme("b1999", min_exponent=-2, max_exponent=2).encode(0.0) == ["<|+d000|>", "<|+E0|>"]
+    assert make_scheme("fp15", min_exponent=-3, max_exponent=-1).encode(0.0) == ["<|+d000-E1|>"]
+    assert make_scheme("p1000", min_exponent=2, max_exponent=4).encode(0.0) == ["<|+|>", "<|d000|>", "<|+E2|>"]
+    assert make_scheme("b1999", min_exponent=-2, max_exponent=2).encode(0.0) == ["<|+d000|>", "<|+E0|>"]
 
 
 @pytest.mark.parametrize("name", NUMBER_SCHEMES)
 def test_bad_values_are_clear_errors(name: str) -> None:
-    s = NumberScheme(name, min_exponent=-2, max_exponent=1)
+    s = make_scheme(name, min_exponent=-2, max_exponent=1)
     for value in (float("nan"), float("inf"), -float("inf")):
         with pytest.raises(ValueError, match="non-finite"):
             s.encode(value)
@@ -100,7 +101,7 @@ def test_bad_values_are_clear_errors(name: str) -> None:
     with pytest.raises(ValueError, match=r"0.0001 is written as 100E-6 .*exponent -6 is outside"):
         s.encode(0.0001)
     with pytest.raises(ValueError, match="overflows"):
-        NumberScheme(name, min_exponent=300, max_exponent=310).encode(1.7976931348623157e308)
+        make_scheme(name, min_exponent=300, max_exponent=310).encode(1.7976931348623157e308)
 
 
 @pytest.mark.parametrize(
@@ -123,7 +124,7 @@ def test_bad_values_are_clear_errors(name: str) -> None:
 )
 def test_bad_options_are_clear_errors(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        NumberScheme(**kwargs)
+        make_scheme(**kwargs)
 
 
 @pytest.mark.parametrize(
@@ -176,7 +177,7 @@ def test_fit_exponent_range() -> None:
     values = [0.004, 12.5, -7e6]
     low, high = fit_exponent_range(values, digits=3)
     for value in values:
-        NumberScheme("p10", min_exponent=low, max_exponent=high).encode(value)  # no error
+        make_scheme("p10", min_exponent=low, max_exponent=high).encode(value)  # no error
 
 
 FINITE = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12)
@@ -187,10 +188,10 @@ FINITE = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_v
 def test_round_trip_property(value: float, case: tuple[str, int]) -> None:
     """Any value in range: decode(encode(x)) is x rounded, and re-encoding it gives the same tokens."""
     name, digits = case
-    s = NumberScheme(name, digits=digits, min_exponent=-340, max_exponent=12) if name != "fp15" else None
+    s = make_scheme(name, digits=digits, min_exponent=-340, max_exponent=12) if name != "fp15" else None
     if s is None:  # FP15: a range that fits the vocabulary bound, around the value's exponent
         exponent = fit_exponent_range([value], digits)[0]
-        s = NumberScheme(name, digits=digits, min_exponent=exponent - 1, max_exponent=exponent + 1)
+        s = make_scheme(name, digits=digits, min_exponent=exponent - 1, max_exponent=exponent + 1)
     tokens = s.encode(value)
     back = s.decode(tokens)
     assert back == s.round(value) and math.isfinite(back)

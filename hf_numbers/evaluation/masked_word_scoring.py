@@ -2,7 +2,7 @@
 
 Every text token of a text (not a special token, not part of a number: numbers stay visible)
 is masked alone, with the rest of the text visible, and the model's logits at that position
-give the true token's cross-entropy and rank (:mod:`~hf_numbers.evaluation.word_metrics`).
+give the true token's cross-entropy and rank (:mod:`~hf_numbers.evaluation.masked_word_metrics`).
 Tokens of a text's **target word** (a task's answer word, e.g. the word that follows from the
 numbers in ``numeracy_words``) are scored the same way and also reported on their own.
 
@@ -21,7 +21,7 @@ import torch
 
 from ..data.collators import number_token_masks_of, overlapping_tokens
 from ..modeling import NEUTRAL_NUMBER
-from .word_metrics import DEFAULT_TOP_K, masked_token_statistics, summarize_masked_tokens
+from .masked_word_metrics import DEFAULT_TOP_K, masked_token_statistics, summarize_masked_tokens
 
 __all__ = ["MaskedTokenScores", "evaluate_masked_words", "masked_word_results", "score_masked_words", "target_spans"]
 
@@ -154,7 +154,7 @@ def masked_word_results(
 ) -> dict[str, float | int | None]:
     """``masked_*`` metrics over every scored token and, with ``targets``, ``target_*`` over the target tokens.
 
-    Each is ``count``, ``perplexity`` and ``top{k}`` (see :mod:`~hf_numbers.evaluation.word_metrics`).
+    Each is ``count``, ``perplexity`` and ``top{k}`` (see :mod:`~hf_numbers.evaluation.masked_word_metrics`).
     """
     results = {f"masked_{k}": v for k, v in summarize_masked_tokens(scores.nll, scores.rank, top_k).items()}
     if targets:

@@ -1,0 +1,120 @@
+"""xVal (Golkar et al.): the ``[NUM]`` embedding scaled by the value, a scalar head with MSE.
+
+One :class:`NumberEncoding` (``encoding_base.py``) of the registry (``encoding_registry.py``).
+
+This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
+imports nothing from ``hf_numbers`` outside that folder.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from transformers import initialization as init
+
+from .encoding_base import FLOAT32_MAX, NumberEncoding
+
+__all__ = ["XVAL_MAX", "XValEncoding"]
+
+XVAL_MAX = 2.0**62
+"""The largest ``|x|`` xVal accepts (inputs and labels): its square, and that of its difference to a
+prediction as large, stay finite in float32 (the MSE); see :class:`XValEncoding`."""
+_SQRT_FLOAT32_MAX = math.sqrt(FLOAT32_MAX)
+_SQRT_FLOAT64_MAX = math.sqrt(float(np.finfo(np.float64).max))
+
+
+class XValEncoding(NumberEncoding):
+    """xVal (Golkar et al.): the ``[NUM]`` embedding scaled by the value; a scalar MLP head with MSE.
+
+    The head is an MLP with one hidden layer of the model width (with biases), as in the
+    paper's appendix. xVal works best with values normalised to a small range (the paper
+    uses about [-5, 5]).
+
+    Accepted: what the float32 path carries, ``|x| <= XVAL_MAX = 2^62`` (about 4.6e18), where the
+    square of a target, and of its difference to a prediction as large, stays finite (the MSE);
+    and, at each number token, ``|x| * ||e|| <= sqrt(float32 max)`` for its embedding ``e``, so that
+    the sum of squares a LayerNorm takes of the scaled embedding stays finite (beyond it, NaN
+    logits). Decoding saturates at ``+-XVAL_MAX``, so a generated value can be fed back.
+
+    The paper's trunk (GPT-2-like, layer norms inside the blocks) sees ``x * e_[NUM] + position``,
+    linear in ``x``. BERT and RoBERTa normalise their embeddings (a LayerNorm after adding positions
+    and token types), which would divide the value out (100 and 10000 would look alike); on those
+    backbones the model scales the *normalised* ``[NUM]`` embedding instead (``scales_embedding``),
+    so the trunk's input is ``x * LayerNorm(e_[NUM] + position + type)``, again linear in ``x``.
+
+    Example:
+        >>> from hf_numbers import NumberBertConfig
+        >>> enc = XValEncoding(NumberBertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2))
+        >>> enc.head(torch.zeros(2, 5, 32)).shape
+        torch.Size([2, 5])
+    """
+
+    name = "xval"
+    needs_scaling = True
+    scales_embedding = True
+    continuous_output = True
+
+    @classmethod
+    def data_out_of_range(
+        cls, values: np.ndarray, fields: Mapping[str, Any], hidden_size: int
+    ) -> tuple[np.ndarray, str]:
+        """Beyond the square root of float64's maximum (a fitted scaling squares values), or beyond 2^62 once scaled."""
+        if "number_scaling_scale" not in fields:  # the scaling is fitted to the data: its standard deviation
+            words = (
+                f"finite values with |x| <= {_SQRT_FLOAT64_MAX:.4g}, the square root of float64's largest value "
+                "(the number scaling fitted to the data takes their standard deviation, which squares them)"
+            )
+            return ~(np.abs(values) <= _SQRT_FLOAT64_MAX), words
+        shift, scale = float(fields["number_scaling_shift"]), float(fields["number_scaling_scale"])
+        log = bool(fields.get("number_scaling_log", False))
+        with np.errstate(over="ignore", invalid="ignore"):
+            g = np.sign(values) * np.log10(np.abs(values) + 1.0) if log else values
+            out = ~(np.abs((g - shift) / scale) <= XVAL_MAX)
+        g_words = "sign(x) log10(1 + |x|)" if log else "x"
+        return out, f"values with |({g_words} - {shift:.6g}) / {scale:.6g}| <= 2^62 (the config's number scaling)"
+
+    def __init__(self, config: Any):
+        super().__init__(config)
+        self.mlp = nn.Sequential(
+            nn.Linear(self.hidden_size, self.hidden_size), nn.GELU(), nn.Linear(self.hidden_size, 1)
+        )
+        self.init_parameters()
+
+    def init_parameters(self) -> None:
+        for layer in (self.mlp[0], self.mlp[2]):
+            init.normal_(layer.weight, mean=0.0, std=self.initializer_range)
+            init.zeros_(layer.bias)
+
+    def allowed_range(self) -> str:
+        return f"finite values with |x| <= {XVAL_MAX:.4g} (2^62: its square stays finite in float32)"
+
+    def _out_of_range(self, values: torch.Tensor) -> torch.Tensor:
+        return values.abs() > XVAL_MAX
+
+    def _embed_values(self, token_embeds: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+        norms = token_embeds.double().norm(dim=-1)
+        too_large = values.abs() * norms > _SQRT_FLOAT32_MAX
+        if too_large.any():
+            index = int(too_large.nonzero()[0])
+            raise ValueError(
+                f"input_numbers holds {values[index].item()!r} at a number position ({int(too_large.sum())} such "
+                f"values): scaled by the number token's embedding (norm {norms[index].item():.4g}) it would overflow "
+                f"float32 (|x| * norm must be <= {_SQRT_FLOAT32_MAX:.4g}), so the 'xval' encoding accepts |x| <= "
+                f"{_SQRT_FLOAT32_MAX / norms[index].item():.4g} there; scale the values down (a NumberScaler)"
+            )
+        return token_embeds * values.to(token_embeds.dtype)[:, None]
+
+    def head(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        return self.mlp(hidden_states).squeeze(-1)
+
+    def _item_losses(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        # float64: a batch's sum of squared errors of targets up to 2^62 stays finite (the mean is float32 again)
+        return (outputs.double() - targets) ** 2
+
+    def decode(self, head_output: torch.Tensor) -> torch.Tensor:
+        return head_output.detach().double().clamp(-XVAL_MAX, XVAL_MAX)

@@ -1,0 +1,274 @@
+"""Configurations of the number-aware GPT-2, BERT, RoBERTa, Llama and ModernBERT models.
+
+Each config subclasses the backbone's own config, so a plain backbone's ``config.json``
+loads into it, and adds the number fields of :class:`NumberConfigFields`:
+the shared ones, and the options each registered encoding declares (``encoding_registry.py``).
+Every field is validated at construction with a ``ValueError`` that names the field and
+the allowed range; an encoding validates its own options. A saved number config (``config.json``
+of this ``model_type``) must hold its encoding's fields: loading one without them is a ``ValueError``,
+not the defaults.
+
+This module is part of the flat ``hf_numbers/modeling`` folder that is copied into saved
+checkpoints (see docs/design.md, "The Hub rule"): it imports nothing else from ``hf_numbers``.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from huggingface_hub.dataclasses import strict
+from transformers import BertConfig, GPT2Config, LlamaConfig, ModernBertConfig, PreTrainedConfig, RobertaConfig
+
+from .checks import check_saved_config
+from .encoding_registry import NUMBER_ENCODINGS_REGISTRY, add_option_fields, get_encoding
+from .number_scaling import NumberScaling
+
+
+def _registered_pipeline_tasks() -> set[str]:
+    """The tasks of transformers' pipeline registry, if this process has imported it (none otherwise)."""
+    pipelines = sys.modules.get("transformers.pipelines")
+    registry = getattr(pipelines, "PIPELINE_REGISTRY", None)
+    return set(registry.supported_tasks) if registry is not None else set()
+
+
+@dataclass
+@add_option_fields
+class NumberConfigFields:
+    """The number fields shared by every ``Number*Config``.
+
+    Attributes:
+        number_encoding: the name of a registered encoding (``hf_numbers.NUMBER_ENCODINGS``:
+            ``"xval"``, ``"fone"``, ``"float"``, ``"exponent"``).
+        num_token_id: id of the ``[NUM]`` token (``tokenizer.num_token_id``).
+        num_token_ids: every id that stands for a number (``tokenizer.num_token_ids``);
+            byte-level tokenizers have a second, space-prefixed ``" [NUM]"`` token.
+            Defaults to ``[num_token_id]``; :meth:`from_tokenizer` takes all of the tokenizer's.
+        number_loss_weight: weight of the number loss added to the token loss (>= 0).
+        freeze_backbone: leave only the number module and heads trainable.
+        number_scaling_shift, number_scaling_scale, number_scaling_log: the map between the data's
+            values and the model's, applied inside the model (``number_scaling.py``): inputs and labels
+            are raw values, predictions come back raw. Identity by default; fitted for xVal by
+            ``model.fit_number_scaling(values)`` or ``hf_numbers.data.NumberScaler(...).fit(values).config_fields()``.
+
+    And one field per option of every registered encoding (``encoding_options()``, such as
+    ``fone_int_digits``), whichever encoding is selected, validated by that encoding.
+    """
+
+    number_encoding: str = "xval"
+    num_token_id: int | None = None
+    num_token_ids: list[int] | None = None
+    number_loss_weight: float = 1.0
+    freeze_backbone: bool = False
+    number_scaling_shift: float = 0.0
+    number_scaling_scale: float = 1.0
+    number_scaling_log: bool = False
+
+    #: Special-token ids :meth:`from_tokenizer` takes from the tokenizer: config field -> tokenizer attribute.
+    tokenizer_token_ids: ClassVar[dict[str, str]] = {"pad_token_id": "pad_token_id"}
+
+    @property
+    def custom_pipelines(self) -> dict[str, Any]:
+        """The checkpoint's pipelines (``config.json``), less those this process has registered itself.
+
+        ``pipeline()`` runs a task named in ``custom_pipelines`` from the checkpoint's code, which needs
+        ``trust_remote_code=True``. Where ``import hf_numbers`` registered the task (``number-generation``,
+        ``number-fill-mask``), the installed classes serve it instead, so
+        ``pipeline("number-generation", model=path)`` needs no remote code; elsewhere the saved code does.
+        """
+        registered = _registered_pipeline_tasks()
+        return {task: info for task, info in self.saved_custom_pipelines.items() if task not in registered}
+
+    @custom_pipelines.setter
+    def custom_pipelines(self, value: dict[str, Any] | None) -> None:
+        self.__dict__["custom_pipelines"] = dict(value or {})  # what config.json holds (to_dict reads __dict__)
+
+    @property
+    def saved_custom_pipelines(self) -> dict[str, Any]:
+        """Every pipeline ``config.json`` names (``custom_pipelines`` as saved)."""
+        return dict(self.__dict__.get("custom_pipelines") or {})
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.from_dict = classmethod(_checked_from_dict)  # an attribute of the class: before PreTrainedConfig's
+
+    @classmethod
+    def from_tokenizer(cls, tokenizer: Any, **kwargs: Any) -> Any:
+        """A config for ``tokenizer``: ``vocab_size=len(tokenizer)``, its special-token ids and every number token id.
+
+        The special ids (pad, bos, eos, ...: :attr:`tokenizer_token_ids`) the tokenizer has come from it, not
+        the backbone's defaults (GPT-2's 50256 lies outside a new 300-token vocabulary). ``num_token_ids``
+        takes all of ``tokenizer.num_token_ids``: a byte-level tokenizer (GPT-2, RoBERTa) has a second
+        number token ``" [NUM]"`` for a number after a space. ``kwargs`` are further fields, and win.
+
+        Example:
+            >>> config = NumberGPT2Config.from_tokenizer(tokenizer, n_embd=64, n_layer=2, n_head=2)  # doctest: +SKIP
+            >>> config.num_token_ids == tokenizer.num_token_ids  # doctest: +SKIP
+            True
+        """
+        fields = {"vocab_size": len(tokenizer), **cls.token_ids_of(tokenizer)}
+        return cls(**fields | kwargs)
+
+    @classmethod
+    def token_ids_of(cls, tokenizer: Any) -> dict[str, Any]:
+        """The config fields of ``tokenizer``'s ids: the special tokens it has (:attr:`tokenizer_token_ids`)
+        and its number tokens."""
+        special = {name: getattr(tokenizer, attribute) for name, attribute in cls.tokenizer_token_ids.items()}
+        numbers = {"num_token_id": tokenizer.num_token_id, "num_token_ids": list(tokenizer.num_token_ids)}
+        return {name: i for name, i in special.items() if i is not None} | numbers
+
+    def _validate_number_fields(self) -> None:
+        get_encoding(self.number_encoding)  # a ValueError listing the registered encodings
+        if self.num_token_id is not None and self.num_token_id < 0:
+            raise ValueError(f"num_token_id must be a token id >= 0, got {self.num_token_id}")
+        if not self.num_token_ids:
+            self.num_token_ids = [] if self.num_token_id is None else [self.num_token_id]
+        self.num_token_ids = [int(i) for i in self.num_token_ids]
+        if self.num_token_ids and self.num_token_id not in self.num_token_ids:
+            raise ValueError(f"num_token_ids={self.num_token_ids} must contain num_token_id={self.num_token_id}")
+        self._check_token_ids_in_vocabulary()
+        if not (math.isfinite(self.number_loss_weight) and self.number_loss_weight >= 0):
+            raise ValueError(f"number_loss_weight must be a finite number >= 0, got {self.number_loss_weight}")
+        scaling = NumberScaling.from_config(self)  # a ValueError naming the scaling field
+        self.number_scaling_shift, self.number_scaling_scale = scaling.shift, scaling.scale  # floats in config.json
+        for encoding in NUMBER_ENCODINGS_REGISTRY.values():
+            encoding.validate_options(self)
+
+
+    def _check_token_ids_in_vocabulary(self) -> None:
+        """A ``ValueError`` naming the field for a special-token id outside ``[0, vocab_size)``.
+
+        The number ids are left out: adapting a plain checkpoint loads its config before the embeddings grow
+        to hold them (``from_pretrained_backbone``).
+        """
+        for name in _SPECIAL_ID_FIELDS:
+            value = getattr(self, name, None)
+            values = value if isinstance(value, (list, tuple)) else [value]
+            if any(i is not None and not 0 <= i < self.vocab_size for i in values):
+                raise ValueError(
+                    f"{name}={value} lies outside the vocabulary: token ids must be in [0, {self.vocab_size}) "
+                    f"(vocab_size={self.vocab_size}); {type(self).__name__}.from_tokenizer(tokenizer) takes them "
+                    "from the tokenizer"
+                )
+
+
+_SPECIAL_ID_FIELDS = ("pad_token_id", "bos_token_id", "eos_token_id", "cls_token_id", "sep_token_id")
+
+
+def _checked_from_dict(cls: type, config_dict: dict[str, Any], **kwargs: Any) -> Any:
+    """``PreTrainedConfig.from_dict`` (how a saved ``config.json`` loads), refusing a saved number config that
+    lacks a field of its encoding (:func:`check_saved_config`; ``kwargs`` that set it count).
+
+    ``kwargs`` that are config fields go into the construction, so the validation sees the values the config
+    ends with (transformers would set them after it, unchecked).
+    """
+    check_saved_config(config_dict, cls.model_type, kwargs)
+    fields = {key: kwargs.pop(key) for key in list(kwargs) if key in cls.__dataclass_fields__}
+    return PreTrainedConfig.from_dict.__func__(cls, config_dict | fields, **kwargs)
+
+
+@strict
+class NumberGPT2Config(GPT2Config, NumberConfigFields):
+    """GPT-2 config with number fields (see :class:`NumberConfigFields`).
+
+    Example:
+        >>> from hf_numbers import NumberGPT2Config
+        >>> config = NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, number_encoding="fone")
+        >>> config.model_type
+        'number_gpt2'
+    """
+
+    model_type = "number_gpt2"
+    tokenizer_token_ids = {"pad_token_id": "pad_token_id", "bos_token_id": "eos_token_id",
+                           "eos_token_id": "eos_token_id"}
+
+    def __post_init__(self, **kwargs):
+        super().__post_init__(**kwargs)
+        self._validate_number_fields()
+
+
+@strict
+class NumberBertConfig(BertConfig, NumberConfigFields):
+    """BERT config with number fields (see :class:`NumberConfigFields`).
+
+    Example:
+        >>> from hf_numbers import NumberBertConfig
+        >>> NumberBertConfig(hidden_size=32, number_encoding="float").number_encoding
+        'float'
+    """
+
+    model_type = "number_bert"
+
+    def __post_init__(self, **kwargs):
+        super().__post_init__(**kwargs)
+        self._validate_number_fields()
+
+
+@strict
+class NumberRobertaConfig(RobertaConfig, NumberConfigFields):
+    """RoBERTa config with number fields (see :class:`NumberConfigFields`).
+
+    Example:
+        >>> from hf_numbers import NumberRobertaConfig
+        >>> NumberRobertaConfig(hidden_size=32, number_encoding="exponent").model_type
+        'number_roberta'
+    """
+
+    model_type = "number_roberta"
+    tokenizer_token_ids = {"pad_token_id": "pad_token_id", "bos_token_id": "bos_token_id",
+                           "eos_token_id": "eos_token_id"}
+
+    def __post_init__(self, **kwargs):
+        super().__post_init__(**kwargs)
+        self._validate_number_fields()
+
+
+@strict
+class NumberLlamaConfig(LlamaConfig, NumberConfigFields):
+    """Llama config with number fields (see :class:`NumberConfigFields`).
+
+    Example:
+        >>> from hf_numbers import NumberLlamaConfig
+        >>> NumberLlamaConfig(hidden_size=32, num_attention_heads=2, number_encoding="fone").model_type
+        'number_llama'
+    """
+
+    model_type = "number_llama"
+    tokenizer_token_ids = {"pad_token_id": "pad_token_id", "bos_token_id": "bos_token_id",
+                           "eos_token_id": "eos_token_id"}
+
+    def __post_init__(self, **kwargs):
+        super().__post_init__(**kwargs)
+        self._validate_number_fields()
+
+
+@strict
+class NumberModernBertConfig(ModernBertConfig, NumberConfigFields):
+    """ModernBERT config with number fields (see :class:`NumberConfigFields`).
+
+    Example:
+        >>> from hf_numbers import NumberModernBertConfig
+        >>> NumberModernBertConfig(hidden_size=32, num_attention_heads=2, pad_token_id=0).model_type
+        'number_modernbert'
+    """
+
+    model_type = "number_modernbert"
+    tokenizer_token_ids = {"pad_token_id": "pad_token_id", "bos_token_id": "cls_token_id",
+                           "eos_token_id": "sep_token_id", "cls_token_id": "cls_token_id",
+                           "sep_token_id": "sep_token_id"}
+
+    def __post_init__(self, **kwargs):
+        super().__post_init__(**kwargs)
+        self._validate_number_fields()
+
+
+__all__ = [
+    "NumberBertConfig",
+    "NumberConfigFields",
+    "NumberGPT2Config",
+    "NumberLlamaConfig",
+    "NumberModernBertConfig",
+    "NumberRobertaConfig",
+]

@@ -1,0 +1,232 @@
+"""The interface every number encoding implements (see ``encodings.py`` and ``encoding_fone.py`` for the encodings).
+
+A :class:`NumberEncoding` owns, for one way of representing numbers, the input embedding at
+number tokens, the number head, its loss and the decoding of head outputs into values.
+Subclasses implement the abstract methods; validation, embedding at the right positions and
+the masked loss reduction are shared here.
+
+An encoding class also describes itself, so that the config and the training code ask it
+instead of knowing it: :attr:`NumberEncoding.options` are its config fields (with defaults and
+help), :meth:`NumberEncoding.validate_options` checks them, :meth:`NumberEncoding.fit_options`
+fits them to the numbers of a dataset, :attr:`NumberEncoding.needs_scaling` says whether
+values should be scaled first (the model's number scaling, fitted by the task's ``NumberScaler``) and
+:attr:`NumberEncoding.continuous_output` whether decoded values are continuous. None of these
+needs an instance.
+
+Numbers are kept out of mixed precision: :meth:`NumberEncoding.embed` and the model's number
+head, loss and decoding run with autocast off (:func:`autocast_disabled`) in float32 (float64
+for a float64 model), so that bf16/fp16 never rounds a value or a target (bf16: 1.53 -> 1.53125).
+
+This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
+imports nothing from ``hf_numbers`` outside that folder.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from torch import nn
+
+__all__ = ["FLOAT32_MAX", "EncodingOption", "NumberEncoding", "autocast_disabled"]
+
+FLOAT32_MAX = float(torch.finfo(torch.float32).max)
+
+
+def autocast_disabled(device: torch.device) -> contextlib.AbstractContextManager:
+    """A context turning ``torch.autocast`` off on ``device`` (a no-op where autocast is not on)."""
+    if torch.amp.is_autocast_available(device.type) and torch.is_autocast_enabled(device.type):
+        return torch.autocast(device.type, enabled=False)
+    return contextlib.nullcontext()
+
+
+@dataclass(frozen=True)
+class EncodingOption:
+    """One config field of an encoding: its name in ``config.json``, type, default and help.
+
+    Every option of every registered encoding becomes a field of the ``Number*Config`` classes
+    (and an optional ``hf-numbers train`` argument), so a saved config always holds it.
+
+    Attributes:
+        name: the config field, prefixed with the encoding's name (``fone_int_digits``).
+        type: ``int`` or ``float``.
+        default: the value of a config that does not set it.
+        help: what it means and which values are allowed.
+        fitted: whether :meth:`NumberEncoding.fit_options` sets it from the data when training.
+
+    Example:
+        >>> EncodingOption("fone_frac_digits", int, 3, "FoNE fractional digit places, >= 0", fitted=True).default
+        3
+    """
+
+    name: str
+    type: type
+    default: Any
+    help: str
+    fitted: bool = False
+
+
+class NumberEncoding(nn.Module, abc.ABC):
+    """Interface of a number encoding (input embedding, head, loss, decoding).
+
+    Shapes: ``B`` batch, ``L`` sequence length, ``H`` hidden size. ``numbers`` are float64
+    values aligned with the tokens; ``is_num`` marks the number tokens. Positions outside
+    ``is_num`` are never read, so their fill value does not matter.
+
+    Example:
+        >>> from hf_numbers import NumberGPT2Config, build_number_encoding
+        >>> enc = build_number_encoding(NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, number_encoding="xval"))
+        >>> hidden = torch.zeros(1, 3, 32)
+        >>> enc.decode(enc.head(hidden)).shape
+        torch.Size([1, 3])
+    """
+
+    name: ClassVar[str] = ""
+    options: ClassVar[tuple[EncodingOption, ...]] = ()
+    """The encoding's config fields (see :class:`EncodingOption`)."""
+    needs_scaling: ClassVar[bool] = False
+    """Whether values should reach this module scaled (xVal: a small range): training fits the task's
+    ``NumberScaler`` into the config's number scaling, which the model applies (``number_scaling.py``);
+    False: the scaling stays the identity and the encoding sees raw values (it reads digits or bits)."""
+    scales_embedding: ClassVar[bool] = False
+    """True where the value multiplies the token embedding (xVal). On a backbone whose embeddings end with a
+    LayerNorm (BERT, RoBERTa), the model then applies :meth:`embed` to the normalised embeddings instead of the
+    word embeddings, so that the trunk's input stays linear in the value (the norm would divide it out)."""
+    continuous_output: ClassVar[bool] = False
+    """True where :meth:`decode` returns a regression output, whose last bits depend on the batch's
+    shapes (xVal); False where it picks among discrete values (digits, bits, bins), which repeat exactly."""
+    has_number_module: ClassVar[bool] = True
+    """True: the model carries this module (and the tokenizer one ``[NUM]`` token per number). The
+    text baselines (``text_baselines.py``) are registry entries without one."""
+
+    @classmethod
+    def validate_options(cls, config: Any) -> None:
+        """Raise ``ValueError`` naming the field and the allowed values if an option of ``config`` is invalid.
+
+        Called by every ``Number*Config`` at construction, whichever encoding it selects.
+        """
+
+    @classmethod
+    def fit_options(cls, values: np.ndarray, given: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
+        """Option values (of :attr:`options` marked ``fitted``) that represent every float64 value of ``values``.
+
+        Training calls it with every number of every split and the options the user gave
+        (``given``, which win over fitted ones and may shape the fit).
+        """
+        return {}
+
+    @classmethod
+    def data_out_of_range(
+        cls, values: np.ndarray, fields: Mapping[str, Any], hidden_size: int
+    ) -> tuple[np.ndarray, str]:
+        """Mask of the data's ``values`` no config with ``fields`` (others fitted) represents; the range in words."""
+        return ~np.isfinite(values), "finite values"
+
+    @classmethod
+    def tokenizer_options(cls, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Keyword arguments of the number tokenizer this encoding needs, from its ``options``.
+
+        ``{}``: the default tokenizer, one ``[NUM]`` token per number (the text baselines ask for
+        a ``number_scheme`` instead).
+        """
+        return {}
+
+    def __init__(self, config: Any):
+        super().__init__()
+        self.hidden_size = int(config.hidden_size)
+        self.initializer_range = float(getattr(config, "initializer_range", 0.02) or 0.02)
+
+    # ------------------------------------------------------------------ per encoding
+    @abc.abstractmethod
+    def allowed_range(self) -> str:
+        """Human-readable description of the values this encoding accepts."""
+
+    @abc.abstractmethod
+    def _out_of_range(self, values: torch.Tensor) -> torch.Tensor:
+        """Bool mask of the finite float64 ``values`` (1-D) this encoding cannot represent."""
+
+    @abc.abstractmethod
+    def _embed_values(self, token_embeds: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+        """Embeddings ``(N, H)`` of the ``N`` number tokens from their token embeddings and float64 values."""
+
+    @abc.abstractmethod
+    def head(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        """Raw number-head outputs for every position of ``hidden_states`` ``(B, L, H)``."""
+
+    @abc.abstractmethod
+    def _item_losses(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """Loss ``(N,)`` of each selected head output (first dim ``N``) against its float64 target."""
+
+    @abc.abstractmethod
+    def decode(self, head_output: torch.Tensor) -> torch.Tensor:
+        """Decoded float64 value ``(B, L)`` at every position (finite for every head output)."""
+
+    @abc.abstractmethod
+    def init_parameters(self) -> None:
+        """Initialise this encoding's parameters (skips weights already loaded from a checkpoint)."""
+
+    # ------------------------------------------------------------------ shared
+    @property
+    def compute_dtype(self) -> torch.dtype:
+        """The dtype of this module's parameters: float32 under mixed precision (float32 weights)."""
+        return next(self.parameters()).dtype
+
+    def check_numbers(self, numbers: torch.Tensor, is_num: torch.Tensor, name: str = "input_numbers") -> None:
+        """Raise ``ValueError`` if a value at an ``is_num`` position is non-finite or out of range.
+
+        Example:
+            >>> enc.check_numbers(torch.tensor([[float("nan")]]), torch.tensor([[True]]))  # doctest: +SKIP
+            Traceback (most recent call last):
+            ValueError: input_numbers holds nan at a number position ...
+        """
+        if not is_num.any():  # most generation steps: nothing to check
+            return
+        values = numbers[is_num].double()
+        finite = torch.isfinite(values)
+        bad = ~finite
+        bad[finite] = self._out_of_range(values[finite])
+        if bad.any():
+            first = values[bad][0].item()
+            raise ValueError(
+                f"{name} holds {first!r} at a number position ({int(bad.sum())} such values); "
+                f"the {self.name!r} encoding accepts {self.allowed_range()}"
+            )
+
+    def embed(self, inputs_embeds: torch.Tensor, numbers: torch.Tensor, is_num: torch.Tensor) -> torch.Tensor:
+        """Token embeddings ``(B, L, H)`` with the number embedding at ``is_num`` positions, others untouched.
+
+        ``numbers`` must have passed :meth:`check_numbers`. The number embeddings are computed with
+        autocast off, from float32 (or float64) token embeddings, then cast to the dtype of
+        ``inputs_embeds``, saturating at its largest finite value (fp16: 65504) instead of becoming inf.
+
+        Example:
+            >>> out = enc.embed(torch.ones(1, 2, 32), torch.tensor([[1.0, 2.5]], dtype=torch.float64),
+            ...                 torch.tensor([[False, True]]))  # doctest: +SKIP
+        """
+        if not torch.is_grad_enabled() and not is_num.any():  # most generation steps (training keeps the graph:
+            return inputs_embeds  # the encoding's parameters get their zero gradients, as DDP expects)
+        token_embeds = inputs_embeds[is_num]
+        with autocast_disabled(inputs_embeds.device):
+            token_embeds = token_embeds.to(torch.promote_types(token_embeds.dtype, torch.float32))
+            new = self._embed_values(token_embeds, numbers[is_num].double())
+        limit = torch.finfo(inputs_embeds.dtype).max
+        return inputs_embeds.index_put((is_num,), new.clamp(-limit, limit).to(inputs_embeds.dtype))
+
+    def loss(
+        self, head_output: torch.Tensor, number_labels: torch.Tensor, mask: torch.Tensor, name: str = "number_labels"
+    ) -> torch.Tensor:
+        """Mean number loss over the ``mask`` positions; 0 (still part of the graph) when ``mask`` is empty.
+
+        The values at ``mask`` are checked first (:meth:`check_numbers`; ``name`` names them in the error).
+
+        Example:
+            >>> loss = enc.loss(enc.head(hidden), labels, labels_are_numbers)  # doctest: +SKIP
+        """
+        self.check_numbers(number_labels, mask, name=name)
+        per_item = self._item_losses(head_output[mask], number_labels[mask].double())
+        return (per_item.sum() / mask.sum().clamp(min=1)).to(head_output.dtype)

@@ -1,0 +1,292 @@
+"""The number scaling a model applies inside itself: raw values in, raw values out.
+
+xVal multiplies the ``[NUM]`` embedding by the value, so values must reach the trunk in a small
+range. The config's ``number_scaling_shift``, ``number_scaling_scale`` and ``number_scaling_log``
+define the map (the one ``hf_numbers.data.NumberScaler`` fits)
+
+    model value = (g(x) - shift) / scale,        x = g⁻¹(model value * scale + shift)
+
+where ``g`` is the identity, or with ``log`` the signed logarithm ``sign(x) * log10(1 + |x|)``.
+The model applies it to ``input_numbers`` and ``number_labels`` at number tokens and inverts it on
+``number_predictions`` (and so on ``generate(...).numbers`` and ``fill_mask``): callers pass and
+get the data's own units, and a saved checkpoint carries its scaling in ``config.json``. The
+identity (shift 0, scale 1, no log) is the default and leaves values untouched, bit for bit.
+
+Checkpoints of hf_numbers before this kept the map in a ``number_scaler.json`` beside the model;
+:func:`read_legacy_scaler` reads it so that ``from_pretrained`` can move it into the config.
+
+This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
+imports nothing from ``hf_numbers`` outside that folder.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from .encoding_registry import get_encoding
+
+__all__ = [
+    "LEGACY_SCALER_FILE",
+    "SCALING_FIELDS",
+    "SCALING_KINDS",
+    "NumberScaling",
+    "NumberScalingMixin",
+    "read_legacy_scaler",
+]
+
+SCALING_FIELDS = ("number_scaling_shift", "number_scaling_scale", "number_scaling_log")
+"""The config fields holding the scaling."""
+SCALING_KINDS = ("identity", "standard", "maxabs")
+"""How :meth:`NumberScaling.fit` chooses shift and scale (as ``NumberScaler``'s kinds of the same names)."""
+LEGACY_SCALER_FILE = "number_scaler.json"
+"""Where checkpoints of hf_numbers before the scaling moved into the config kept it."""
+_LN10 = math.log(10.0)
+_logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class NumberScaling:
+    """The map between the data's values and the model's (see the module docstring); float64 throughout.
+
+    Args:
+        shift: subtracted after the optional log (finite).
+        scale: divided by after the shift (finite, > 0).
+        log: apply the signed log ``sign(x) * log10(1 + |x|)`` first.
+
+    Example:
+        >>> scaling = NumberScaling(shift=50.0, scale=10.0)
+        >>> scaling.transform(torch.tensor([40.0, 65.0])).tolist()
+        [-1.0, 1.5]
+        >>> scaling.inverse(torch.tensor([1.5])).tolist()
+        [65.0]
+    """
+
+    shift: float = 0.0
+    scale: float = 1.0
+    log: bool = False
+
+    def __post_init__(self) -> None:
+        for name, value in (("shift", self.shift), ("scale", self.scale)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"number_scaling_{name} must be a finite number, got {value!r}")
+        if self.scale <= 0:
+            raise ValueError(f"number_scaling_scale must be > 0, got {self.scale!r}")
+        if not isinstance(self.log, bool):
+            raise ValueError(f"number_scaling_log must be True or False, got {self.log!r}")
+        object.__setattr__(self, "shift", float(self.shift))
+        object.__setattr__(self, "scale", float(self.scale))
+
+    @classmethod
+    def from_config(cls, config: Any) -> NumberScaling:
+        """The scaling a config holds (identity for a config without the fields).
+
+        Example:
+            >>> from hf_numbers import NumberGPT2Config
+            >>> NumberScaling.from_config(NumberGPT2Config(number_scaling_scale=2.0)).scale
+            2.0
+        """
+        return cls(
+            getattr(config, "number_scaling_shift", 0.0),
+            getattr(config, "number_scaling_scale", 1.0),
+            getattr(config, "number_scaling_log", False),
+        )
+
+    @classmethod
+    def fit(cls, values: Any, kind: str = "standard", *, log: bool = False, max_abs: float = 1.0) -> NumberScaling:
+        """Fit shift and scale on ``values`` (numbers, an array or a tensor; every value must be finite).
+
+        ``kind``: ``"standard"`` (mean and standard deviation of ``g(values)``; scale 1 if they do
+        not vary), ``"maxabs"`` (shift 0, ``g(values)`` into ``[-max_abs, max_abs]``; scale 1 if all
+        are 0) or ``"identity"`` (shift 0, scale 1; ``log`` still applies).
+
+        Example:
+            >>> NumberScaling.fit([10.0, 20.0, 30.0]).shift
+            20.0
+            >>> NumberScaling.fit([-4.0, 2.0], "maxabs", max_abs=2.0).scale
+            2.0
+        """
+        if kind not in SCALING_KINDS:
+            raise ValueError(f"kind={kind!r} is unknown; allowed: {', '.join(SCALING_KINDS)}")
+        if not (isinstance(max_abs, (int, float)) and math.isfinite(max_abs) and max_abs > 0):
+            raise ValueError(f"max_abs must be a finite number > 0, got {max_abs!r}")
+        if isinstance(values, torch.Tensor):
+            values = values.detach().cpu().double().numpy()
+        array = np.asarray(values, dtype=np.float64).ravel()
+        if array.size == 0:
+            raise ValueError("fitting a number scaling needs at least one value, got none")
+        if not np.isfinite(array).all():
+            bad = int((~np.isfinite(array)).sum())
+            raise ValueError(f"fitting a number scaling needs finite values; got {bad} NaN or infinite value(s)")
+        if kind == "identity":
+            return cls(0.0, 1.0, log)
+        g = np.sign(array) * np.log1p(np.abs(array)) / _LN10 if log else array
+        if kind == "standard":
+            std = float(g.std())
+            return cls(float(g.mean()), std if std > 0 else 1.0, log)
+        peak = float(np.abs(g).max())
+        return cls(0.0, peak / max_abs if peak > 0 else 1.0, log)
+
+    @property
+    def is_identity(self) -> bool:
+        """Whether values pass unchanged (shift 0, scale 1, no log).
+
+        Example:
+            >>> NumberScaling().is_identity, NumberScaling(log=True).is_identity
+            (True, False)
+        """
+        return self.shift == 0.0 and self.scale == 1.0 and not self.log
+
+    def transform(self, values: torch.Tensor) -> torch.Tensor:
+        """Data values to model values (float64; NaN stays NaN, an overflow becomes infinite).
+
+        Example:
+            >>> NumberScaling(log=True).transform(torch.tensor([99.0])).tolist()
+            [2.0]
+        """
+        values = values.double()
+        if self.is_identity:
+            return values
+        if self.log:
+            values = torch.sign(values) * torch.log1p(values.abs()) / _LN10
+        return (values - self.shift) / self.scale
+
+    def inverse(self, values: torch.Tensor) -> torch.Tensor:
+        """Model values to data values (float64; beyond float64 after the inverse log: ±inf).
+
+        Example:
+            >>> NumberScaling(shift=1.0, scale=2.0).inverse(torch.tensor([0.5])).tolist()
+            [2.0]
+        """
+        values = values.double()
+        if self.is_identity:
+            return values
+        values = values * self.scale + self.shift
+        if self.log:
+            values = torch.sign(values) * torch.expm1(values.abs() * _LN10)
+        return values
+
+    def to_config(self) -> dict[str, Any]:
+        """The config fields of this scaling (``config.update(...)``, or keyword arguments of a config).
+
+        Example:
+            >>> NumberScaling(2.0, 3.0).to_config()
+            {'number_scaling_shift': 2.0, 'number_scaling_scale': 3.0, 'number_scaling_log': False}
+        """
+        return dict(zip(SCALING_FIELDS, (self.shift, self.scale, self.log)))
+
+
+def read_legacy_scaler(folder: str | os.PathLike) -> NumberScaling | None:
+    """The scaling of an older checkpoint's ``number_scaler.json`` in ``folder``; None if there is none.
+
+    A file that is not a fitted ``NumberScaler`` state (format version 1) is a ``ValueError``.
+
+    Example:
+        >>> read_legacy_scaler("runs/old/final")  # doctest: +SKIP
+        NumberScaling(shift=52.1, scale=7.9, log=False)
+    """
+    file = Path(folder) / LEGACY_SCALER_FILE
+    if not file.is_file():
+        return None
+    try:
+        state = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ValueError(f"cannot read {file} ({error})") from None
+    if not isinstance(state, dict) or state.get("format_version") != 1 or not {"shift", "scale", "log"} <= set(state):
+        raise ValueError(f"{file} is not a NumberScaler file (format_version 1 with shift, scale and log)")
+    if state["shift"] is None or state["scale"] is None:
+        raise ValueError(f"{file} holds an unfitted NumberScaler (no shift and scale)")
+    try:
+        return NumberScaling(state["shift"], state["scale"], state["log"])
+    except ValueError as error:
+        raise ValueError(f"{file}: {error}") from None
+
+
+class NumberScalingMixin:
+    """The scaling methods of the ``Number*`` models (``NumberModelMixin`` inherits them).
+
+    The scaling lives in the config; these read, set and fit it, and move an older checkpoint's
+    ``number_scaler.json`` into it on ``from_pretrained``.
+    """
+
+    @property
+    def number_scaling(self) -> NumberScaling:
+        """The scaling the model applies (from its config).
+
+        Example:
+            >>> model.number_scaling  # doctest: +SKIP
+            NumberScaling(shift=52.3, scale=8.1, log=False)
+        """
+        return NumberScaling.from_config(self.config)
+
+    def set_number_scaling(self, scaling: Any) -> NumberScaling:
+        """Store ``scaling`` in the config: a :class:`NumberScaling`, or anything with ``shift``, ``scale`` and
+        ``log`` (a fitted ``hf_numbers.data.NumberScaler``). Returns the scaling now applied.
+
+        Example:
+            >>> model.set_number_scaling(NumberScaler("standard").fit(train_values))  # doctest: +SKIP
+        """
+        try:
+            shift, scale, log = scaling.shift, scaling.scale, scaling.log
+        except AttributeError:
+            raise ValueError(
+                f"set_number_scaling needs a NumberScaling or a fitted NumberScaler (shift, scale, log), "
+                f"got {scaling!r}"
+            ) from None
+        if shift is None or scale is None:
+            raise ValueError(f"the scaler is not fitted (shift={shift!r}, scale={scale!r}); call its fit(...) first")
+        scaling = NumberScaling(shift, scale, log)
+        self.config.update(scaling.to_config())
+        return scaling
+
+    def fit_number_scaling(
+        self, values: Any, kind: str = "standard", *, log: bool = False, max_abs: float = 1.0
+    ) -> NumberScaling:
+        """Fit the scaling on ``values`` (the training data's numbers, in their own units) and store it.
+
+        For an encoding that ``needs_scaling`` (xVal); the others read raw digits, bits or bins and
+        keep the identity, so fitting one is a ``ValueError``. See :meth:`NumberScaling.fit` for
+        ``kind``, ``log`` and ``max_abs``.
+
+        Example:
+            >>> model.fit_number_scaling([41.2, 40.8, 44.6, 52.0])  # doctest: +SKIP
+            NumberScaling(shift=44.65, scale=4.51..., log=False)
+            >>> model(**tokenizer("... 47.3,", return_tensors="pt")).number_predictions  # in °F  # doctest: +SKIP
+        """
+        encoding = get_encoding(self.config.number_encoding)
+        if not (encoding.has_number_module and encoding.needs_scaling):
+            raise ValueError(
+                f"the {self.config.number_encoding!r} encoding reads raw values (needs_scaling is False), so its "
+                "scaling stays the identity; fit_number_scaling is for encodings that need scaling, such as 'xval'"
+            )
+        return self.set_number_scaling(NumberScaling.fit(values, kind, log=log, max_abs=max_abs))
+
+    def _move_legacy_scaler(self, folder: str | os.PathLike | None) -> None:
+        """Move an older checkpoint's ``number_scaler.json`` (in ``folder``) into the config, with a warning."""
+        legacy = read_legacy_scaler(folder) if folder is not None and Path(folder).is_dir() else None
+        if legacy is None or self.number_encoding is None:
+            return
+        current = self.number_scaling
+        if legacy == current or legacy.is_identity:
+            return
+        if not current.is_identity:
+            raise ValueError(
+                f"{Path(folder) / LEGACY_SCALER_FILE} ({legacy}) disagrees with the number scaling of the config "
+                f"({current}); the config's is the one the model applies: delete the file"
+            )
+        self.set_number_scaling(legacy)
+        _logger.warning(
+            "%s: moved number_scaler.json (a checkpoint of hf_numbers before the scaling moved into the model) into "
+            "the config: %s. The model now takes and returns values in the data's units; save_pretrained writes the "
+            "scaling into config.json.",
+            folder,
+            ", ".join(f"{k}={v}" for k, v in legacy.to_config().items()),
+        )

@@ -1,0 +1,352 @@
+"""Number-aware tokenizers: one ``[NUM]`` token per number plus its value.
+
+``NumberGPT2Tokenizer``, ``NumberBertTokenizer`` and ``NumberRobertaTokenizer`` here, and
+``NumberLlamaTokenizer`` and ``NumberModernBertTokenizer`` (``tokenization_number_llama.py``,
+``tokenization_number_modernbert.py``) subclass transformers' Rust-backed tokenizers with
+:class:`NumberTokenizerMixin`. Every number that :func:`find_numbers` finds becomes one
+``[NUM]`` token; its float64 value goes into ``input_numbers``, a list or tensor of the same
+shape as ``input_ids`` that holds 1.0 everywhere else (padding included).
+
+Byte-level BPE (GPT-2, RoBERTa, ModernBERT) and Llama's SentencePiece-style BPE write the
+space before a word into the word's token (``Ġ``, ``▁``), so these tokenizers have a second
+number token, ``" [NUM]"``, for a number that follows a space: the space costs no extra token
+and decoding restores it. ``num_token_ids`` lists every id that stands for a number; models
+find numbers with ``isin(input_ids, num_token_ids)``.
+
+**Text encodings** (``number_scheme``): instead of ``[NUM]``, numbers can be rewritten into the
+tokens of a text scheme (``"p10"``, ``"p1000"``, ``"b1999"``, ``"fp15"``; see ``text_encodings.py``)
+or left as ordinary text for the backbone's own sub-word tokens (``"text"``). Such a tokenizer
+has no number token: ``num_token_ids`` is empty and ``input_numbers`` is all 1.0, so collators
+and training work unchanged, and ``decode`` (``tokenization_decoding.py``) writes every complete
+run of scheme tokens as its number (malformed runs stay visible as their token strings, which
+never parse as numbers).
+
+This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints:
+it imports nothing from ``hf_numbers`` outside that folder.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from tokenizers import Tokenizer
+from transformers import AddedToken, BatchEncoding, BertTokenizer, GPT2Tokenizer, RobertaTokenizer
+
+from .parsing import NEUTRAL_NUMBER, replace_numbers
+from .text_encodings import NUMBER_SCHEMES, SCHEME_TOKEN_RE, NumberScheme
+from .tokenization_decoding import NumberDecodingMixin
+from .tokenization_helpers import RewrittenText, to_lists
+
+__all__ = ["NumberBertTokenizer", "NumberGPT2Tokenizer", "NumberRobertaTokenizer", "NumberTokenizerMixin"]
+
+
+class NumberTokenizerMixin(NumberDecodingMixin):
+    """Adds number handling to a transformers tokenizer class: ``[NUM]`` tokens, or a text scheme.
+
+    Subclasses set ``spaced_num_token`` to True for byte-level BPE, where a second token
+    ``" [NUM]"`` carries the space before a number (and, with a scheme, a space-prefixed copy
+    of every token that starts a number does).
+
+    The number tokens are ordinary (added, never split) tokens, not special ones, before and after a
+    save: transformers' collators may mask them and ``decode(skip_special_tokens=True)`` keeps them.
+
+    Args:
+        num_token: the number token (``number_scheme=None``; default ``"[NUM]"``).
+        number_scheme: None (``[NUM]`` plus values), ``"text"`` (numbers stay ordinary text) or a
+            text scheme, ``"p10"``, ``"p1000"``, ``"b1999"``, ``"fp15"`` (see ``text_encodings.py``).
+        scheme_digits, scheme_min_exponent, scheme_max_exponent: the scheme's significant digits
+            and exponent range (a value outside it is a ``ValueError`` when tokenized).
+
+    Example:
+        >>> tok = NumberGPT2Tokenizer.from_pretrained("path/to/gpt2", number_scheme="p10")  # doctest: +SKIP
+        >>> tok.convert_ids_to_tokens(tok("x = -60.2")["input_ids"])  # doctest: +SKIP
+        ['x', 'Ġ=', ' <|-|>', '<|d6|>', '<|d0|>', '<|d2|>', '<|-E1|>']
+        >>> tok.decode(tok("x = -60.2")["input_ids"])  # doctest: +SKIP
+        'x = -60.2'
+    """
+
+    spaced_num_token: bool = False
+
+    def __init__(
+        self,
+        *args: Any,
+        num_token: str | None = None,
+        number_scheme: str | None = None,
+        scheme_digits: int = 3,
+        scheme_min_exponent: int = -8,
+        scheme_max_exponent: int = 7,
+        **kwargs: Any,
+    ):
+        # transformers 5 reads every saved `*_token` string (our `num_token`) back as a named special token
+        # (`model_specific_special_tokens`); take it back as the number token, which is an ordinary token
+        specific = kwargs.pop("model_specific_special_tokens", None)
+        if isinstance(specific, dict):
+            specific = dict(specific)
+            saved = specific.pop("num_token", None)
+            num_token = str(saved) if num_token is None and saved is not None else num_token
+            if specific:
+                kwargs["model_specific_special_tokens"] = specific
+        elif specific is not None:
+            kwargs["model_specific_special_tokens"] = specific  # transformers' own error for a non-dict
+        num_token = "[NUM]" if num_token is None else num_token
+        super().__init__(*args, **kwargs)
+        backend, special = self.backend_tokenizer, set(self.all_special_tokens)  # without tokenizer.json: only these
+        if backend.get_vocab_size(False) <= len(special) and set(backend.get_vocab(False)) <= special:
+            raise ValueError(
+                f"the tokenizer has no vocabulary: {kwargs.get('name_or_path') or 'its folder'} lacks tokenizer.json "
+                "(or the vocabulary files); save the tokenizer there again (tokenizer.save_pretrained)"
+            )
+        if not isinstance(num_token, str) or not num_token or num_token != num_token.strip():
+            raise ValueError(f"num_token must be a non-empty string without surrounding spaces, got {num_token!r}")
+        if number_scheme not in (None, "text", *NUMBER_SCHEMES):
+            raise ValueError(
+                f"number_scheme={number_scheme!r} is unknown; allowed: None ([NUM] tokens), "
+                f"{', '.join(('text', *NUMBER_SCHEMES))}"
+            )
+        self.num_token = num_token
+        self.number_scheme = number_scheme
+        self.scheme: NumberScheme | None = None
+        self.init_kwargs["number_scheme"] = number_scheme
+        self._num_token_ids: list[int] = []
+        self._scheme_ids: dict[int, str] = {}  # id -> the scheme token it stands for (without a leading space)
+        if number_scheme is None:
+            self.init_kwargs["num_token"] = num_token  # (saved only here: transformers adds saved *_token strings)
+            variants = [num_token, " " + num_token] if self.spaced_num_token else [num_token]
+            self._num_token_ids = self._whole_token_ids(variants)
+            self._unflag_special(self._num_token_ids)
+        else:
+            self.init_kwargs.pop("num_token", None)
+        if number_scheme not in (None, "text"):
+            self.scheme = NumberScheme(number_scheme, scheme_digits, scheme_min_exponent, scheme_max_exponent)
+            self.init_kwargs.update(
+                scheme_digits=scheme_digits,
+                scheme_min_exponent=scheme_min_exponent,
+                scheme_max_exponent=scheme_max_exponent,
+            )
+            tokens = self.scheme.vocabulary()
+            spaced = [" " + token for token in self.scheme.start_tokens()] if self.spaced_num_token else []
+            ids = self._whole_token_ids(tokens + spaced)
+            self._scheme_ids = dict(zip(ids, tokens + [token[1:] for token in spaced]))
+        self._num_token_ids_array = np.asarray(self._num_token_ids, dtype=np.int64)
+
+    def _whole_token_ids(self, tokens: list[str]) -> list[int]:
+        """Ids of ``tokens``, added as tokens that are never split or normalised where missing."""
+        added = self.added_tokens_encoder  # a property that builds a dict: read it once
+        missing = [token for token in tokens if token not in added]
+        if missing:  # also when the vocabulary has the string as an ordinary (splittable) entry
+            self.add_tokens([AddedToken(token, special=False, normalized=False) for token in missing])
+        return self.convert_tokens_to_ids(tokens)
+
+    def _unflag_special(self, ids: list[int]) -> None:
+        """Make ``ids`` ordinary added tokens in the Rust tokenizer where a saved file flags them special.
+
+        Folders saved by hf_numbers before 0.2 flag ``[NUM]`` special in ``tokenizer.json``; the Rust
+        decoder would then drop numbers under ``skip_special_tokens``. Re-adding a token does not clear
+        the flag there, so the tokenizer is rebuilt from its JSON with the flag off.
+        """
+        decoder = self._tokenizer.get_added_tokens_decoder()
+        if not any(decoder[i].special for i in ids if i in decoder):
+            return
+        state = json.loads(self._tokenizer.to_str())
+        for token in state["added_tokens"]:
+            token["special"] = token["special"] and token["id"] not in ids
+        rebuilt = Tokenizer.from_str(json.dumps(state))
+        rebuilt.encode_special_tokens = self._tokenizer.encode_special_tokens
+        self._tokenizer = rebuilt
+
+    @property
+    def num_token_id(self) -> int | None:
+        """Id of the ``[NUM]`` token (None for a text scheme, which has no number token)."""
+        return self._num_token_ids[0] if self._num_token_ids else None
+
+    @property
+    def num_token_ids(self) -> list[int]:
+        """Every id that stands for a number (``[NUM]`` and, for byte-level BPE, ``" [NUM]"``); [] for text schemes."""
+        return list(self._num_token_ids)
+
+    def number_mask(self, input_ids: Any) -> Any:
+        """Bool mask of the number tokens: a tensor for a tensor, a numpy array otherwise.
+
+        Example:
+            >>> tok.number_mask(tok("a 1.5 b")["input_ids"])  # doctest: +SKIP
+            array([False,  True, False])
+        """
+        if type(input_ids).__module__.startswith("torch"):
+            import torch  # tokenizers work without torch; only tensors need it
+
+            return torch.isin(input_ids, torch.tensor(self._num_token_ids, device=input_ids.device))
+        return np.isin(np.asarray(input_ids), self._num_token_ids_array)
+
+    # ------------------------------------------------------------------ encoding
+    def _rewrite(self, text: str) -> RewrittenText:
+        if not isinstance(text, str):
+            raise ValueError(f"number tokenizers take text (str), got {type(text).__name__}")
+        if self.number_scheme == "text":
+            return RewrittenText(text, [], [])
+        if self.scheme is not None:
+            found = SCHEME_TOKEN_RE.search(text)
+            if found:
+                raise ValueError(
+                    f"the text contains {found.group()!r}, which is written like a number-scheme token; numbers "
+                    f"must be written as digits (text starts: {text[:60]!r})"
+                )
+            return RewrittenText(*replace_numbers(text, lambda value: "".join(self.scheme.encode(value))))
+        if self.num_token in text:
+            raise ValueError(
+                f"the text contains the literal number token {self.num_token!r}; numbers must be written "
+                f"as digits so that their values are known (text starts: {text[:60]!r})"
+            )
+        return RewrittenText(*replace_numbers(text, self.num_token))
+
+    def _encode_plus(
+        self,
+        text: str | Sequence[str],
+        text_pair: str | Sequence[str] | None = None,
+        is_split_into_words: bool = False,
+        return_tensors: str | None = None,
+        return_offsets_mapping: bool = False,
+        return_overflowing_tokens: bool = False,
+        **kwargs: Any,
+    ) -> BatchEncoding:
+        if is_split_into_words:
+            raise ValueError(
+                "is_split_into_words=True is not supported by number tokenizers: pass the untokenized text so "
+                "that numbers and their values can be found"
+            )
+        batched = isinstance(text, (list, tuple))
+        firsts = [self._rewrite(t) for t in (text if batched else [text])]
+        seconds = None
+        if text_pair is not None and (batched or text_pair):
+            pairs = text_pair if batched else [text_pair]
+            if isinstance(pairs, str) or len(pairs) != len(firsts):
+                raise ValueError("text_pair must be a list of the same length as text when text is a batch")
+            seconds = [self._rewrite(t) for t in pairs]
+        encoded = super()._encode_plus(
+            [s.text for s in firsts],
+            None if seconds is None else [s.text for s in seconds],
+            return_tensors=None,
+            return_offsets_mapping=return_offsets_mapping,
+            return_overflowing_tokens=return_overflowing_tokens,
+            **kwargs,
+        )
+        data = dict(encoded)
+        rows = encoded.encodings
+        samples = data.get("overflow_to_sample_mapping", range(len(rows)))
+        numbers = [
+            self._row_numbers(rows[r], data["input_ids"][r], firsts[s], None if seconds is None else seconds[s])
+            for r, s in enumerate(samples)
+        ]
+        if return_offsets_mapping:
+            data["offset_mapping"] = [
+                self._original_offsets(rows[r], data["offset_mapping"][r], firsts[s], seconds and seconds[s])
+                for r, s in enumerate(samples)
+            ]
+        data["input_numbers"] = numbers if return_tensors else [row.tolist() for row in numbers]
+        if not batched and return_tensors is None and not return_overflowing_tokens:
+            return BatchEncoding({key: value[0] for key, value in data.items()}, rows)
+        return BatchEncoding(data, rows, tensor_type=return_tensors)
+
+    def _row_numbers(
+        self, encoding: Any, ids: list[int], first: RewrittenText, second: RewrittenText | None
+    ) -> np.ndarray:
+        """float64 values of one row: the number's value at number tokens, 1.0 elsewhere."""
+        row = np.full(len(ids), NEUTRAL_NUMBER, dtype=np.float64)
+        if not self._num_token_ids:  # a text scheme: numbers are tokens, not values
+            return row
+        positions = np.flatnonzero(self.number_mask(ids))
+        if second is None and len(positions) == len(first.values):
+            row[positions] = first.values
+            return row
+        samples = (first, second)  # truncated, overflowing or paired: locate each number by its offsets
+        for position in positions.tolist():
+            sample = samples[encoding.token_to_sequence(position)]
+            row[position] = sample.value_at(encoding.token_to_chars(position)[1])
+        return row
+
+    def _original_offsets(
+        self, encoding: Any, offsets: list[tuple[int, int]], first: RewrittenText, second: RewrittenText | None
+    ) -> list[tuple[int, int]]:
+        array = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
+        sequence = np.array([-1 if s is None else s for s in encoding.sequence_ids])
+        for index, sample in enumerate((first, second)):
+            if sample is not None and sample.ends:
+                rows = sequence == index
+                array[rows] = sample.original_offsets(array[rows])
+        return [tuple(pair) for pair in array.tolist()]
+
+    # ------------------------------------------------------------------ padding
+    def _pad(self, encoded_inputs: dict[str, Any], *args: Any, **kwargs: Any) -> dict[str, Any]:
+        numbers = encoded_inputs.get("input_numbers")
+        ids = encoded_inputs[self.model_input_names[0]]
+        if numbers is not None and len(numbers) != len(ids):
+            raise ValueError(
+                f"input_numbers has {len(numbers)} values but input_ids has {len(ids)} tokens; they must align"
+            )
+        length = len(ids)
+        padding_side = kwargs.get("padding_side") or self.padding_side
+        outputs = super()._pad(encoded_inputs, *args, **kwargs)
+        if numbers is not None:
+            extra = np.full(len(outputs[self.model_input_names[0]]) - length, NEUTRAL_NUMBER)
+            numbers = np.asarray(numbers, dtype=np.float64)
+            parts = (numbers, extra) if padding_side == "right" else (extra, numbers)
+            outputs["input_numbers"] = np.concatenate(parts)
+        return outputs
+
+    def pad(self, *args: Any, **kwargs: Any) -> BatchEncoding:
+        """``PreTrainedTokenizerBase.pad`` that also pads ``input_numbers`` (with 1.0, kept float64).
+
+        Example:
+            >>> batch = [tokenizer("x = 1.5"), tokenizer("y = -2 and 3")]  # doctest: +SKIP
+            >>> tokenizer.pad(batch, return_tensors="pt")["input_numbers"].dtype  # doctest: +SKIP
+            torch.float64
+        """
+        padded = super().pad(*args, **kwargs)
+        numbers = padded.get("input_numbers")
+        if isinstance(numbers, list):  # return_tensors=None: plain lists, as for the other keys
+            padded["input_numbers"] = to_lists(numbers)
+        return padded
+
+
+class NumberGPT2Tokenizer(NumberTokenizerMixin, GPT2Tokenizer):
+    """GPT-2 byte-level BPE tokenizer with ``[NUM]`` and ``" [NUM]"`` number tokens.
+
+    Example:
+        >>> tok = NumberGPT2Tokenizer.from_pretrained("path/to/gpt2")  # doctest: +SKIP
+        >>> enc = tok("x = -3.5, y=2", return_tensors="pt")  # doctest: +SKIP
+        >>> enc["input_numbers"]  # doctest: +SKIP
+        tensor([[ 1.0000,  1.0000, -3.5000,  1.0000,  1.0000,  1.0000,  2.0000]], dtype=torch.float64)
+    """
+
+    spaced_num_token = True
+    model_input_names = [*GPT2Tokenizer.model_input_names, "input_numbers"]
+
+
+class NumberRobertaTokenizer(NumberTokenizerMixin, RobertaTokenizer):
+    """RoBERTa byte-level BPE tokenizer with ``[NUM]`` and ``" [NUM]"`` number tokens.
+
+    Example:
+        >>> tok = NumberRobertaTokenizer.from_pretrained("path/to/roberta")  # doctest: +SKIP
+        >>> tok.decode(tok("a 1.5")["input_ids"], input_numbers=tok("a 1.5")["input_numbers"])  # doctest: +SKIP
+        '<s>a 1.5</s>'
+    """
+
+    spaced_num_token = True
+    model_input_names = [*RobertaTokenizer.model_input_names, "input_numbers"]
+
+
+class NumberBertTokenizer(NumberTokenizerMixin, BertTokenizer):
+    """BERT WordPiece tokenizer with a ``[NUM]`` number token.
+
+    BERT's pre-tokenizer splits on spaces, so one number token suffices; like any BERT
+    tokenizer it lower-cases (if configured) and decodes with its own spacing.
+
+    Example:
+        >>> tok = NumberBertTokenizer.from_pretrained("path/to/bert")  # doctest: +SKIP
+        >>> tok("x = -3.5")["input_numbers"]  # doctest: +SKIP
+        [1.0, 1.0, 1.0, -3.5, 1.0]
+    """
+
+    model_input_names = [*BertTokenizer.model_input_names, "input_numbers"]
