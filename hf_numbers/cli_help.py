@@ -26,11 +26,14 @@ TRAIN_OPTION_GROUPS: dict[str, tuple[str, ...]] = {
                       "completion_only", "text_only", "mlm_probability"),  # fmt: skip
     "model": ("backbone", "number_encoding", "pretrained", "freeze_backbone", "hidden_size", "num_layers",
               "num_heads", "dropout", "vocab_size", "number_loss_weight"),  # fmt: skip
+    "adapting a pretrained model": ("gguf_file", "number_token_init", "lora_r", "lora_alpha", "lora_dropout",
+                                    "lora_target_modules", "number_token_loss",
+                                    "number_token_loss_weight"),  # fmt: skip
     "number encoding options (each used by the encoding it names)": (),  # every registered encoding's options
     "training": ("max_steps", "per_device_train_batch_size", "gradient_accumulation_steps", "learning_rate",
                  "weight_decay", "warmup_steps", "min_lr_ratio", "max_grad_norm", "mixed_precision", "seed",
                  "use_cpu"),  # fmt: skip
-    "evaluation, logging and checkpoints": ("output_dir", "overwrite_output_dir", "eval_steps",
+    "evaluation, logging and checkpoints": ("output_dir", "overwrite_output_dir", "eval_steps", "eval_few_shot",
                                             "per_device_eval_batch_size", "logging_steps", "report_to",
                                             "logging_dir", "run_name", "disable_tqdm", "save_steps",
                                             "save_total_limit", "resume_from_checkpoint",

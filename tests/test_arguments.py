@@ -64,7 +64,8 @@ def test_bad_arguments_are_usage_errors(tmp_path: Path, capsys: pytest.CaptureFi
     err = _usage_error(["train", "--per_device_batch_size", "8", "--progress_bar", "false"], capsys)
     assert "--per_device_batch_size is now --per_device_train_batch_size" in err and "--disable_tqdm" in err
     assert "invalid int value: 'ten'" in _usage_error(["train", "--max_steps", "ten"], capsys)
-    assert "max_steps must be >= 1, got 0" in _usage_error(["train", "--max_steps", "0"], capsys)
+    assert "max_steps must be >= 0 (0: evaluate the model as built), got -1" in _usage_error(
+        ["train", "--max_steps", "-1"], capsys)
     assert "backbone='t5' is unknown" in _usage_error(["train", "--backbone", "t5"], capsys)
     assert "report_to bogus is unknown" in _usage_error(["train", "--report_to", "bogus"], capsys)
     missing = tmp_path / "missing"

@@ -26,7 +26,7 @@ from hf_numbers.training.model_card import build_model_card, hub_id_of_folder, m
 CLI = ["--task", "lookup", "--train_size", "64", "--eval_size", "8", "--hidden_size", "32", "--num_layers", "2",
        "--num_heads", "2", "--vocab_size", "150", "--per_device_train_batch_size", "8", "--logging_steps", "2",
        "--disable_tqdm", "true", "--use_cpu", "true", "--max_steps", "4", "--save_steps", "0", "--eval_steps", "0"]
-CODE_FILES = {"configuration_number.py", "modeling_number.py", "number_model.py", "tokenization_number.py",
+CODE_FILES = {"configuration_number.py", "modeling_number.py", "modeling_number_base.py", "tokenization_number.py",
               "pipeline_number.py", "hub_card.py", "encoding_xval.py",
               "encoding_fone.py", "encoding_float.py", "encoding_exponent.py", "parsing.py"}
 SECRET = "hf_not_a_real_token"

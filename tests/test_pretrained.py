@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from datasets import Dataset
 from model_helpers import ENCODINGS
 from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
 
@@ -208,6 +209,38 @@ def test_a_lora_run_resumes_exactly_from_its_adapter_checkpoint(lora_run: tuple[
     run_training(NumberTrainingArguments(**args))
     for name in ("model.safetensors", f"{ADAPTER_DIR}/adapter_model.safetensors"):
         assert (resumed / "final" / name).read_bytes() == (root / "run" / "final" / name).read_bytes(), name
+
+
+def test_zero_steps_evaluate_the_adapted_model_as_it_is_with_a_few_shot_prompt(tmp_path: Path) -> None:
+    folder = _pretrained_folder(tmp_path / "pretrained", tie=True)
+    args = NumberTrainingArguments(
+        task="fone_arithmetic", backbone="llama", pretrained=str(folder), number_encoding="text", max_steps=0,
+        eval_few_shot=2, train_size=8, eval_size=4, disable_tqdm=True, use_cpu=True, output_dir=str(tmp_path / "run"),
+    )  # fmt: skip
+    summary = run_training(args)
+    assert summary["steps"] == 0 and summary["metrics"]["test"]["count"] == 4
+    plain = LlamaForCausalLM.from_pretrained(folder).state_dict()
+    adapted = AutoModelForCausalLM.from_pretrained(tmp_path / "run" / "final").state_dict()
+    assert all(torch.equal(adapted[name], weight) for name, weight in plain.items())
+
+
+def test_a_few_shot_prompt_shifts_the_answer_to_the_number_after_the_examples(pretrained: Path) -> None:
+    from hf_numbers.evaluation import splits
+
+    seen = {}
+
+    def fake_predict(model, tokenizer, texts, indices, max_length=None):
+        seen.update(texts=texts, indices=indices)
+        return [0.0] * len(texts)
+
+    data = {"test": Dataset.from_dict({"text": ["3 + 4 = 7"], "answer_index": [2], "answer": [7.0],
+                                       "answer_text": ["7"]})}
+    original, splits.predict_answers = splits.predict_answers, fake_predict
+    try:
+        splits.evaluate_splits(None, None, data, 64, pretrained / "eval", few_shot=["1 + 1 = 2", "2 + 5 = 7"])
+    finally:
+        splits.predict_answers = original
+    assert seen == {"texts": ["1 + 1 = 2\n2 + 5 = 7\n3 + 4 = 7"], "indices": [8]}
 
 
 def test_lora_arguments_are_checked_before_any_work() -> None:

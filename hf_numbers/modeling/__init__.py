@@ -43,9 +43,9 @@ from .modeling_number import (
     NumberMaskedLMOutput,
     NumberRobertaForMaskedLM,
 )
+from .modeling_number_base import NUMBER_TOKEN_INITS, NumberModelMixin
 from .modeling_number_llama import NumberLlamaForCausalLM
 from .modeling_number_modernbert import NumberModernBertForMaskedLM
-from .number_model import NUMBER_TOKEN_INITS, NumberModelMixin
 from .parsing import NEUTRAL_NUMBER, NumberSpan, find_numbers, format_number, replace_numbers
 from .pipeline_number import NumberFillMaskPipeline, NumberGenerationPipeline, register_pipelines
 from .tokenization_number import (

@@ -4,7 +4,7 @@
 transformers' own classes, so plain GPT-2 / BERT / RoBERTa checkpoints load into them and
 reuse every weight (Llama and ModernBERT: ``modeling_number_llama.py``,
 ``modeling_number_modernbert.py``). Everything they share (number embedding and head, loss,
-loading and saving) is :class:`NumberModelMixin` (``number_model.py``); a class here adds only
+loading and saving) is :class:`NumberModelMixin` (``modeling_number_base.py``); a class here adds only
 its backbone's token head and, for RoBERTa, its position ids.
 
 Starting from a plain checkpoint (the ``[NUM]`` tokens are new, so the embeddings grow)::
@@ -27,8 +27,8 @@ from transformers.models.roberta.modeling_roberta import RobertaEmbeddings
 
 from .configuration_number import NumberBertConfig, NumberGPT2Config, NumberRobertaConfig
 from .generation_number import NumberFillMaskMixin, NumberGenerationMixin
+from .modeling_number_base import NumberModelMixin
 from .modeling_outputs import NumberCausalLMOutput, NumberMaskedLMOutput
-from .number_model import NumberModelMixin
 
 __all__ = [
     "NumberBertForMaskedLM",

@@ -16,8 +16,8 @@ from transformers import LlamaForCausalLM
 
 from .configuration_number import NumberLlamaConfig
 from .generation_number import NumberGenerationMixin
+from .modeling_number_base import NumberModelMixin
 from .modeling_outputs import NumberCausalLMOutput
-from .number_model import NumberModelMixin
 
 __all__ = ["NumberLlamaForCausalLM"]
 

@@ -20,7 +20,7 @@ from transformers import ModernBertForMaskedLM
 
 from .configuration_number import NumberModernBertConfig
 from .generation_number import NumberFillMaskMixin
-from .number_model import NumberModelMixin
+from .modeling_number_base import NumberModelMixin
 
 __all__ = ["NumberModernBertForMaskedLM"]
 

