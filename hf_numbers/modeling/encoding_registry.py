@@ -17,6 +17,7 @@ from dataclasses import field
 from typing import Any
 
 from .encoding_base import EncodingOption, NumberEncoding
+from .encoding_bittokens import BitTokensEncoding
 from .encoding_fone import FoNEEncoding
 from .encodings import ExponentEncoding, FloatBitEncoding, XValEncoding
 from .text_baselines import B1999Encoding, FP15Encoding, P10Encoding, P1000Encoding, TextEncoding
@@ -40,6 +41,7 @@ NUMBER_ENCODINGS_REGISTRY: dict[str, EncodingClass] = {
         FoNEEncoding,
         FloatBitEncoding,
         ExponentEncoding,
+        BitTokensEncoding,
         TextEncoding,
         P10Encoding,
         P1000Encoding,
