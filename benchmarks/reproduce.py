@@ -4,6 +4,7 @@
     python benchmarks/reproduce.py arithmetic    # xVal Tables 2 and 3: multiplication, multi-operand
     python benchmarks/reproduce.py frozen_bert   # floating-point embedding paper, Table 1: frozen MiniLM, masked words
     python benchmarks/reproduce.py pretrained    # SmolLM2-135M adapted: base, digit tokens (LoRA/full, NTL), xVal, FoNE
+    python benchmarks/reproduce.py bittokens     # BitTokens: MinMax, Interval, division (exact match, log-sMAPE)
     python benchmarks/reproduce.py fone --only fone-add6 --force   # re-run one row
 
 Each row runs the real command line (``python -m hf_numbers.cli train ...``, so a result is what a
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from reproduction.arithmetic import arithmetic_report, arithmetic_rows
+from reproduction.bittokens import bittokens_report, bittokens_rows
 from reproduction.common import RESULTS, Row, _minutes, run_row
 from reproduction.fone import fone_report, fone_rows
 from reproduction.frozen_bert import frozen_bert_report, frozen_bert_rows
@@ -43,6 +45,7 @@ SUITES: dict[str, tuple[Callable[[], list[Row]], Callable[[dict[str, dict[str, A
     "scientific": (scientific_rows, scientific_report),
     "frozen_bert": (frozen_bert_rows, frozen_bert_report),
     "pretrained": (pretrained_rows, pretrained_report),
+    "bittokens": (bittokens_rows, bittokens_report),
 }
 
 

@@ -18,6 +18,7 @@ from hf_numbers.evaluation import (
     compute_split_metrics,
     evaluate_number_metrics,
     format_metrics_table,
+    log_smape_scores,
     parse_predictions,
     plot_predicted_vs_true,
     plot_prediction_vs_parameter,
@@ -45,6 +46,17 @@ def test_log_space_r2_and_relative_error() -> None:
     expected = 1 - np.sum((pred_log - ref_log) ** 2) / np.sum((ref_log - ref_log.mean()) ** 2)
     assert result["r2_log"] == pytest.approx(expected)
     assert compute_number_metrics([None, 5.0], [5.0, 5.0])["within_1pct"] == 0.5  # invalid counts as wrong
+
+
+def test_log_smape_is_the_share_of_fifteen_significant_digits_that_are_right() -> None:
+    """sMAPE = |p - r| / (|p| + |r|): 11 vs 9 is 0.1 (score 1/15), 1.0001 vs 0.9999 is 1e-4 (4/15), a wrong sign
+    is 1 (score 0), an exact answer 0 (score 1, the cap); an invalid prediction scores 0."""
+    references = [9.0, 9.0, 0.9999, 5.0, 1.0, 0.0]
+    predictions = [9.0, 11.0, 1.0001, -5.0, None, 0.0]
+    assert compute_number_metrics(predictions, references)["log_smape"] == pytest.approx((2 + 5 / 15) / 6)
+    huge = np.array([1.7e308, -1.7e308])  # |p| + |r| would overflow: still compared as ratios
+    assert log_smape_scores(huge, huge[::-1] * -0.5).tolist() == pytest.approx([np.log10(3) / 15] * 2)
+    assert log_smape_scores(np.array([1.0 + 2**-52]), np.array([1.0])).tolist() == [1.0]
 
 
 def test_significant_figure_accuracy() -> None:

@@ -32,6 +32,9 @@ SMALL = {
     },
     "temperature": {"stride": 12},
     "numeracy_words": {"train_size": 300, "validation_size": 50, "test_size": 50},
+    "minmax": {"train_size": 300, "validation_size": 50, "test_size": 50},
+    "interval": {"train_size": 300, "validation_size": 50, "test_size": 50},
+    "division": {"train_size": 300, "validation_size": 50, "test_size": 50},
 }
 NUMBER_ANSWERS = sorted(name for name in SMALL if name != "numeracy_words")  # numeracy_words' answer is a word
 

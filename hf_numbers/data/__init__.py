@@ -8,8 +8,9 @@ Example:
     True
 """
 
-from .arithmetic import fone_arithmetic, multi_operand, multiplication
+from .arithmetic import division, fone_arithmetic, multi_operand, multiplication
 from .collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM, number_token_masks, prompt_lengths
+from .comparison import interval, minmax
 from .loading import load_task, parse_task_options, recorded_task, save_task, task_name, tokenize_dataset
 from .lookup import lookup
 from .numeracy import numeracy_words
@@ -27,11 +28,14 @@ __all__ = [
     "TASK_FILE",
     "NumberScaler",
     "TaskSpec",
+    "division",
     "fone_arithmetic",
+    "interval",
     "load_city_temperatures",
     "load_task",
     "lookup",
     "make_task",
+    "minmax",
     "multi_operand",
     "multiplication",
     "number_token_masks",

@@ -265,6 +265,16 @@ def format_scaled_integer(mantissa: int, decimals: int) -> str:
     return f"{sign}{digits[:-decimals]}.{digits[-decimals:]}"
 
 
+def format_decimal(mantissa: int, exponent: int) -> str:
+    """Write the exact decimal ``mantissa * 10**exponent`` as a plain literal (no exponent notation).
+
+    Example:
+        >>> format_decimal(-1234, -5), format_decimal(1234, 2), format_decimal(7, 0)
+        ('-0.01234', '123400', '7')
+    """
+    return str(mantissa * 10**exponent) if exponent >= 0 else format_scaled_integer(mantissa, -exponent)
+
+
 class TextBuilder:
     """Builds an example's text piece by piece and records each number written.
 

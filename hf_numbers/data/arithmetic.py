@@ -1,6 +1,6 @@
 """Arithmetic tasks: xVal's multi-digit multiplication and multi-operand expressions
-(Golkar et al., §3.1) and FoNE's integer / decimal addition, subtraction and
-multiplication (Zhou et al.).
+(Golkar et al., §3.1), FoNE's integer / decimal addition, subtraction and
+multiplication (Zhou et al.) and BitTokens' division (Kreitner, Hager et al.).
 
 Every example is ``"<expression> = <answer>"``, for instance ``"123 * 456 = 56088"``.
 The answer is the last number, so it can be generated (causal LM: the prompt is
@@ -12,12 +12,14 @@ operator in the first case and as a sign in the second.
 These papers had no out-of-distribution split for arithmetic; the generators return
 ``train``, ``validation`` and ``test``, pairwise disjoint (no expression repeats).
 Answers are exact: they are computed with Python integers and every value is kept
-below 2**53 so that its float64 ``answer`` is exact as well.
+below 2**53 so that its float64 ``answer`` is exact as well; a quotient is the exact one
+rounded to the significant digits asked.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import ROUND_HALF_EVEN, Context, Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -32,6 +34,7 @@ from ._common import (
     check_seed,
     check_sizes,
     draw_unique,
+    format_decimal,
     format_scaled_integer,
     make_dataset_dict,
     split_rngs,
@@ -296,3 +299,62 @@ def fone_arithmetic(
         for split, items in pairs.items()
     }
     return make_dataset_dict(rows, {"operands": List(Value("float64")), "operation": Value("string")})
+
+
+def division(
+    digits: int = 3,
+    exponents: tuple[int, int] = (0, 2),
+    answer_digits: int = 6,
+    train_size: int = 10_000,
+    validation_size: int = 1_000,
+    test_size: int = 1_000,
+    seed: int = 0,
+) -> DatasetDict:
+    """BitTokens' division: ``a / b`` with the quotient rounded to ``answer_digits`` significant digits.
+
+    Each operand has exactly ``digits`` significant digits (1 to 7), a magnitude ``10^e`` with ``e``
+    uniform in ``exponents`` (within +-6) and a sign drawn uniformly (the paper divides signed numbers
+    too). The answer is the exact quotient rounded half to even to ``answer_digits`` (1 to 15)
+    significant digits, written without trailing zeros: ``"-4.25 / 0.3 = -14.1667"``. Score it with
+    ``log_smape`` beside ``exact_match`` (``hf_numbers.evaluation``), as the paper does. Extra columns:
+    ``operands``.
+
+    Example:
+        >>> row = division(train_size=4, validation_size=2, test_size=2)["train"][0]
+        >>> a, b = row["operands"]
+        >>> abs(row["answer"] - a / b) <= 5e-6 * abs(a / b)
+        True
+    """
+    digits = check_int("digits", digits, 1, 7)
+    lowest, highest = check_int_range("exponents", exponents, -6, 6)
+    answer_digits = check_int("answer_digits", answer_digits, 1, 15)
+    seed = check_seed(seed)
+    sizes = check_sizes({"test": test_size, "validation": validation_size, "train": train_size})
+    space = (2 * 9 * 10 ** (digits - 1) * (highest - lowest + 1)) ** 2
+    if sum(sizes.values()) > space // 2:
+        raise ValueError(
+            f"division with {digits}-digit operands and exponents {exponents} has {space} distinct problems; "
+            f"the split sizes must add up to at most half of that ({space // 2}), got {sum(sizes.values())}"
+        )
+
+    def operand(rng: np.random.Generator) -> str:
+        mantissa = int(rng.integers(10 ** (digits - 1), 10**digits)) * (1 if rng.random() < 0.5 else -1)
+        return format_decimal(mantissa, int(rng.integers(lowest, highest + 1)) - digits + 1)
+
+    stream = f"division-{digits}-{lowest}-{highest}"
+    pairs = draw_unique(sizes, split_rngs(seed, stream, list(sizes)), lambda rng, _: (operand(rng), operand(rng)),
+                        lambda pair: pair)  # fmt: skip
+    context = Context(prec=answer_digits, rounding=ROUND_HALF_EVEN)
+    rows = {split: [_division_row(a, b, context) for a, b in items] for split, items in pairs.items()}
+    return make_dataset_dict(rows, {"operands": List(Value("float64"))})
+
+
+def _division_row(a: str, b: str, context: Context) -> dict[str, Any]:
+    quotient = context.divide(Decimal(a), Decimal(b))  # exact, then rounded to the context's digits
+    builder = TextBuilder()
+    builder.number(a)
+    builder.text(" / ")
+    builder.number(b)
+    builder.text(" = ")
+    builder.number(format(quotient.normalize(context), "f"), answer=True)
+    return builder.build(operands=[float(a), float(b)])

@@ -12,6 +12,10 @@ name                 source                                       splits
 ``temperature``      xVal §3.2 style, vega_datasets hourly temps  train, validation, test
 ``numeracy_words``   floating-point embedding paper, Table 1:     train, validation, test
                      masked words that follow from the numbers
+``minmax``           BitTokens, MinMax: the min or max of a list  train, validation, test
+``interval``         BitTokens, Interval: which interval of       train, validation, test
+                     sorted bounds holds a number
+``division``         BitTokens, division rounded to 6 digits      train, validation, test
 ===================  ===========================================  ==========================================
 
 Every split is a ``datasets.Dataset`` with the columns ``text``, ``prompt``, ``answer``,
@@ -30,7 +34,8 @@ from typing import Any
 
 from datasets import DatasetDict
 
-from .arithmetic import fone_arithmetic, multi_operand, multiplication
+from .arithmetic import division, fone_arithmetic, multi_operand, multiplication
+from .comparison import interval, minmax
 from .lookup import lookup
 from .numeracy import numeracy_words
 from .orbits import orbits
@@ -116,6 +121,10 @@ TASKS: dict[str, TaskSpec] = {
             "warmup_steps": 50,
         },
     ),
+    # BitTokens' simplest tasks (Kreitner, Hager et al.): numbers of several magnitudes, hence the signed log.
+    "minmax": TaskSpec(minmax, {"kind": "maxabs", "log": True}, _ANSWER_ONLY),
+    "interval": TaskSpec(interval, {"kind": "maxabs", "log": True}, _ANSWER_ONLY),
+    "division": TaskSpec(division, {"kind": "maxabs", "log": True}, _ANSWER_ONLY),
 }
 
 

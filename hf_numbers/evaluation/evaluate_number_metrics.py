@@ -33,7 +33,7 @@ Args:
     sig_figs: significant-figure counts for the ``accuracy_{k}sf`` metrics (default (2, 3)).
     exact_decimals: if set, round both sides to this many decimals before exact matching.
 Returns:
-    dict with count, invalid_rate, mse, r2, exact_match and accuracy_{k}sf.
+    dict with count, invalid_rate, mse, r2, r2_log, exact_match, log_smape, within_1pct and accuracy_{k}sf.
 """
 
 

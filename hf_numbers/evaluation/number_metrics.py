@@ -5,6 +5,10 @@
 * ``r2_log``: ``r2`` of the signed logarithms ``sign(x) log10(1 + |x|)``, for answers that span
   orders of magnitude (products), where a few large values dominate ``r2``;
 * ``exact_match``: share of predictions equal to the reference (FoNE);
+* ``log_smape``: BitTokens' log-sMAPE score, the mean over examples of
+  ``min(1, -log10(sMAPE) / 15)`` with ``sMAPE = |p - r| / (|p| + |r|)``: about the share of a float64's
+  15 significant digits that are right (1: exact or nearly, 0: wrong sign or invalid); see
+  :func:`log_smape_scores`;
 * ``within_1pct``: share of predictions within 1% of the reference (relative error <= 0.01);
 * ``accuracy_2sf``, ``accuracy_3sf``: share of predictions equal to the reference once both
   are rounded to 2 or 3 significant figures (xVal appendix B.6);
@@ -27,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+LOG_SMAPE_DIGITS = 15
+"""The significant digits a ``log_smape`` of 1 stands for: a float64's (BitTokens' ``logSMAPE``)."""
 METRIC_NAMES = (
     "count",
     "invalid_rate",
@@ -34,6 +40,7 @@ METRIC_NAMES = (
     "r2",
     "r2_log",
     "exact_match",
+    "log_smape",
     "within_1pct",
     "accuracy_2sf",
     "accuracy_3sf",
@@ -160,11 +167,31 @@ def compute_number_metrics(
     else:
         matches = np.round(valid_values, exact_decimals) == np.round(valid_refs, exact_decimals)
     results["exact_match"] = float(matches.sum() / count)
+    results["log_smape"] = float(log_smape_scores(values, refs).sum() / count)
     results["within_1pct"] = float((np.abs(valid_values - valid_refs) <= 0.01 * np.abs(valid_refs)).sum() / count)
     for digits in sig_figs:
         same = [p == r for p, r in zip(round_significant(valid_values, digits), round_significant(valid_refs, digits))]
         results[f"accuracy_{digits}sf"] = float(sum(same) / count)
     return results
+
+
+def log_smape_scores(values: np.ndarray, refs: np.ndarray, digits: int = LOG_SMAPE_DIGITS) -> np.ndarray:
+    """BitTokens' log-sMAPE score of each prediction, in [0, 1]: ``min(1, -log10(sMAPE + 1e-100) / digits)``.
+
+    ``sMAPE = |p - r| / (|p| + |r|)`` (0 where both are 0; computed on values divided by the larger magnitude,
+    so that it never overflows), so the score is about the share of ``digits`` significant digits that are right:
+    1 for an exact prediction (or one within ``10^-digits``), 0 for one of the wrong sign, or invalid (NaN).
+
+    Example:
+        >>> log_smape_scores(np.array([9.0, 11.0, 1.0001, -5.0, np.nan]), np.array([9.0, 9.0, 0.9999, 5.0, 1.0]))
+        array([1.        , 0.06666667, 0.26666667, 0.        , 0.        ])
+    """
+    scale = np.maximum(np.abs(values), np.abs(refs))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p, r = values / scale, refs / scale
+        smape = np.where(scale == 0, 0.0, np.abs(p - r) / (np.abs(p) + np.abs(r)))  # NaN stays NaN
+        scores = np.clip(-np.log10(smape + 1e-100) / digits, 0.0, 1.0) + 0.0  # + 0.0: no -0.0
+    return np.nan_to_num(scores, nan=0.0)
 
 
 def _signed_log(values: np.ndarray) -> np.ndarray:

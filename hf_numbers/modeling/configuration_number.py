@@ -41,7 +41,7 @@ class NumberConfigFields:
 
     Attributes:
         number_encoding: the name of a registered encoding (``hf_numbers.NUMBER_ENCODINGS``:
-            ``"xval"``, ``"fone"``, ``"float"``, ``"exponent"``).
+            ``"xval"``, ``"fone"``, ``"float"``, ``"exponent"``, ``"bittokens"`` and the text baselines).
         num_token_id: id of the ``[NUM]`` token (``tokenizer.num_token_id``).
         num_token_ids: every id that stands for a number (``tokenizer.num_token_ids``);
             byte-level tokenizers have a second, space-prefixed ``" [NUM]"`` token.

@@ -54,7 +54,7 @@ class EncodingOption:
 
     Attributes:
         name: the config field, prefixed with the encoding's name (``fone_int_digits``).
-        type: ``int`` or ``float``.
+        type: ``int``, ``float``, ``bool`` or ``str``.
         default: the value of a config that does not set it.
         help: what it means and which values are allowed.
         fitted: whether :meth:`NumberEncoding.fit_options` sets it from the data when training.

@@ -30,6 +30,7 @@ from dataclasses import field
 from typing import Any
 
 from .encoding_base import EncodingOption, NumberEncoding
+from .encoding_bittokens import BitTokensEncoding
 from .encoding_exponent import ExponentEncoding
 from .encoding_float import FloatBitEncoding
 from .encoding_fone import FoNEEncoding
@@ -55,6 +56,7 @@ NUMBER_ENCODINGS_REGISTRY: dict[str, EncodingClass] = {
         FoNEEncoding,
         FloatBitEncoding,
         ExponentEncoding,
+        BitTokensEncoding,
         TextEncoding,
         P10Encoding,
         P1000Encoding,

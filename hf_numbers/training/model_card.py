@@ -50,6 +50,7 @@ METRIC_LABELS = {
     "r2": "R²",
     "r2_log": "R² of signed-log values",
     "exact_match": "Exact match",
+    "log_smape": "log-sMAPE score (share of 15 significant digits)",
     "within_1pct": "Within 1%",
     "accuracy_2sf": "Accuracy to 2 significant figures",
     "accuracy_3sf": "Accuracy to 3 significant figures",

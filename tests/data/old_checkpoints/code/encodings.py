@@ -12,7 +12,7 @@ name           input at ``[NUM]`` positions                         head / loss 
 ``exponent``   embedding of one of N log-spaced bins (replaces)     bin logits, CE, bin centre
 =============  ===================================================  =====================================
 
-FoNE is in its own module, ``encoding_fone.py``.
+FoNE is in its own module, ``encoding_fone.py``, and so is BitTokens, ``encoding_bittokens.py``.
 
 Values stay float64 until an encoding turns them into features; ``check_numbers`` rejects
 values an encoding cannot represent with a ``ValueError``. Each class also declares its config

@@ -1,0 +1,164 @@
+"""BitTokens' own maths: the IEEE-754 bits in and out, exact decoding, the reciprocal, the loss and its options."""
+
+from __future__ import annotations
+
+import math
+import re
+import struct
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from model_helpers import one_thread, tiny_config
+
+from hf_numbers import NumberGPT2Config, build_number_encoding, get_encoding
+
+F64 = torch.float64
+FLOAT64_MAX = float(np.finfo(np.float64).max)
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+EDGES = (0.0, -0.0, 5e-324, -5e-324, 1e-310, 2.2250738585072014e-308, 1.0, -1.0, 0.1, 1 / 3, -123.456, 2.0**53 + 2,
+         1e300, -FLOAT64_MAX, FLOAT64_MAX)  # fmt: skip
+"""Zeros of both signs, subnormals, the smallest normal, ordinary and large values, the largest finite."""
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _single_thread() -> Iterator[None]:
+    with one_thread():
+        yield
+
+
+def encoding(**overrides):
+    return build_number_encoding(tiny_config("gpt2", "bittokens", **overrides))
+
+
+def column(*values: float) -> torch.Tensor:
+    return torch.tensor(values, dtype=F64)
+
+
+def logits_of(enc, values: torch.Tensor) -> torch.Tensor:
+    """Head outputs that say exactly the bits of ``values``."""
+    return (2 * enc.bits(values) - 1).float() * 5
+
+
+def same_floats(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Bit-for-bit equality (so -0.0 differs from 0.0)."""
+    return torch.equal(a.double().view(torch.int64), b.double().view(torch.int64))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_the_bits_are_the_float64_bits_most_significant_first(x: float) -> None:
+    bits = encoding().bits(column(x))[0]
+    assert "".join(map(str, bits.tolist())) == "".join(f"{byte:08b}" for byte in struct.pack(">d", x))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_every_finite_float64_decodes_back_exactly_from_its_bits(x: float) -> None:
+    enc = encoding()
+    assert same_floats(enc.decode(logits_of(enc, column(x))), column(x))
+
+
+def test_normal_subnormal_negative_zero_and_large_values_round_trip_exactly() -> None:
+    enc = encoding()
+    values = column(*EDGES)
+    enc.check_numbers(values, torch.ones(len(values), dtype=torch.bool))  # every finite float64 is accepted
+    decoded = enc.decode(logits_of(enc, values)[None])[0]  # any leading shape: (1, N)
+    assert decoded.dtype == F64 and same_floats(decoded, values)
+
+
+def test_float32_precision_reads_and_writes_the_value_rounded_to_float32() -> None:
+    enc = encoding(bittokens_precision="float32")
+    values = column(0.1, -0.0, 1e-40, 3.4e38, -123.456, 1e-50)  # 1e-40 is a float32 subnormal, 1e-50 rounds to 0
+    bits = enc.bits(values)
+    assert bits.shape == (6, 32)
+    assert "".join(map(str, bits[0].tolist())) == "".join(f"{byte:08b}" for byte in struct.pack(">f", 0.1))
+    assert same_floats(enc.decode(logits_of(enc, values)), values.float().double())
+
+
+@pytest.mark.parametrize(
+    ("precision", "word", "largest"),
+    [("float64", 0x7FF0000000000000, FLOAT64_MAX), ("float64", 0xFFF8000000000001, -FLOAT64_MAX),
+     ("float32", 0x7F800000, FLOAT32_MAX), ("float32", 0xFFC00000, -FLOAT32_MAX)],
+)  # fmt: skip
+def test_infinity_and_nan_bit_patterns_decode_to_the_largest_finite_value_with_their_sign(
+    precision: str, word: int, largest: float
+) -> None:
+    enc = encoding(bittokens_precision=precision)
+    n = enc.format.bits
+    bits = torch.tensor([(word >> shift) & 1 for shift in range(n - 1, -1, -1)], dtype=torch.float32)
+    assert enc.decode((2 * bits - 1)[None] * 5).item() == largest
+
+
+def test_nan_and_infinity_are_refused_and_float32_precision_refuses_values_beyond_float32() -> None:
+    is_num = torch.tensor([True])
+    for bad in (math.nan, math.inf, -math.inf):
+        with pytest.raises(ValueError, match=re.escape(f"holds {bad!r}") + ".*finite float64 values"):
+            encoding().check_numbers(column(bad), is_num)
+    encoding().check_numbers(column(1e300), is_num)
+    with pytest.raises(ValueError, match=r"holds 1e\+39 .*finite float32 values, \|x\| <= 3.4028235e\+38"):
+        encoding(bittokens_precision="float32").check_numbers(column(1e39), is_num)
+    values = np.array([1.0, 1e39, -1e300, math.nan, math.inf])
+    out, words = get_encoding("bittokens").data_out_of_range(values, {}, hidden_size=32)
+    assert out.tolist() == [False, False, False, True, True] and words == "finite float64 values"
+    out, words = get_encoding("bittokens").data_out_of_range(values, {"bittokens_precision": "float32"}, 32)
+    assert out.tolist() == [False, True, True, True, True] and "float32" in words
+
+
+def test_the_embedding_adds_the_plus_minus_one_bits_of_x_and_one_over_x_to_the_num_embedding() -> None:
+    """At initialisation the projection is the identity: the reference code's zero-padded sum of the ±1 bits."""
+    enc = encoding(n_embd=160)  # wider than the 2 x 64 bits
+    token = torch.randn(3, 160)
+    values = column(2.0, -0.5, 0.0)
+    out = enc._embed_values(token, values)
+    bits_x, bits_inverse = enc.bits(values), enc.bits(column(0.5, -2.0, math.inf))  # 1/0 = inf, as x.reciprocal()
+    expected = torch.cat([2 * bits_x - 1, 2 * bits_inverse - 1, torch.zeros(3, 32)], -1).float()
+    assert torch.allclose(out - token, expected, atol=1e-6)
+    assert encoding(bittokens_reciprocal=False).bit_proj.in_features == 64
+
+
+def test_the_embedding_reads_float64_bits_under_autocast() -> None:
+    """bf16 autocast never reaches the bits: 1 and the next float64 above it get different embeddings."""
+    enc = encoding()
+    embeds, is_num = torch.zeros(1, 2, 32, dtype=torch.bfloat16), torch.tensor([[True, True]])
+    enc.bit_proj.weight.data = torch.eye(32, 128)
+    enc.bit_proj.weight.data[0, 63] = 1.0  # the last mantissa bit into dim 0
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = enc.embed(embeds, column(1.0, 1.0 + 2.0**-52)[None], is_num)
+    assert out.dtype == torch.bfloat16 and out[0, 0, 0] != out[0, 1, 0]
+
+
+def test_the_loss_is_the_mean_bce_per_bit_and_the_weighted_loss_favours_significant_bits() -> None:
+    mask = torch.tensor([True])
+    undecided = torch.zeros(1, 64)  # every bit at probability 1/2: ln 2 each, whatever the weights
+    for weighted in (False, True):
+        loss = encoding(bittokens_weighted_loss=weighted).loss(undecided, column(3.0), mask)
+        assert loss.item() == pytest.approx(math.log(2), rel=1e-6)
+    enc, weighted = encoding(), encoding(bittokens_weighted_loss=True)
+    assert weighted.bit_weights().tolist()[:2] == pytest.approx([64 / 32.5, 63 / 32.5])  # n .. 1 over their mean
+    wrong_sign = logits_of(enc, column(3.0))
+    wrong_sign[0, 0] *= -1  # says -3.0: only the sign bit is wrong, with logit 5
+    sign_bce = math.log1p(math.exp(5)) + 63 * math.log1p(math.exp(-5))
+    assert enc.loss(wrong_sign, column(3.0), mask).item() == pytest.approx(sign_bce / 64, rel=1e-5)
+    assert weighted.loss(wrong_sign, column(3.0), mask) > enc.loss(wrong_sign, column(3.0), mask)
+
+
+def test_the_head_is_linear_or_an_mlp_through_half_the_width() -> None:
+    assert [type(m).__name__ for m in encoding().bit_head] == ["Linear"]
+    mlp = encoding(bittokens_head="mlp").bit_head
+    assert [type(m).__name__ for m in mlp] == ["Linear", "ReLU", "Linear"] and mlp[0].out_features == 16
+    assert encoding(bittokens_precision="float32").head(torch.zeros(2, 3, 32)).shape == (2, 3, 32)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [({"bittokens_precision": "float16"}, "bittokens_precision must be one of float64, float32, got 'float16'"),
+     ({"bittokens_head": "deep"}, "bittokens_head must be one of linear, mlp, got 'deep'"),
+     ({"bittokens_reciprocal": "yes"}, "bittokens_reciprocal must be True or False, got 'yes'")],
+)  # fmt: skip
+def test_options_are_validated_with_the_allowed_values(fields: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, **fields)
