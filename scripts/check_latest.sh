@@ -24,12 +24,13 @@ done
 venv=.venv-$mode
 started=$(date +%s)
 
-# setup.cfg's requirements (install_requires and the test extra), with their bounds.
+# setup.cfg's requirements (install_requires, the test extra and the pretrained-model extras), with their bounds.
 mapfile -t requirements < <(python3 - <<'PY'
 import configparser
 config = configparser.ConfigParser()
 config.read("setup.cfg")
-for text in (config["options"]["install_requires"], config["options.extras_require"]["test"]):
+extras = config["options.extras_require"]
+for text in (config["options"]["install_requires"], *(extras[name] for name in ("test", "peft", "ntl", "gguf"))):
     for line in text.splitlines():
         line = line.split("#")[0].strip()
         if line:
@@ -58,7 +59,7 @@ import importlib.metadata as metadata
 import platform
 
 names = ["torch", "transformers", "tokenizers", "accelerate", "datasets", "evaluate", "safetensors",
-         "huggingface_hub", "numpy"]
+         "huggingface_hub", "numpy", "peft", "ntloss", "gguf"]
 print(f"Python {platform.python_version()}, " + ", ".join(f"{n} {metadata.version(n)}" for n in names))
 PY
 

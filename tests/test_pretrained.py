@@ -26,6 +26,7 @@ from hf_numbers.training.lora import ADAPTER_DIR, load_adapter, number_lora_conf
 from hf_numbers.training.number_token_loss import NumberTokenLoss
 
 peft = pytest.importorskip("peft")
+pytestmark = pytest.mark.smoke  # in the drift check's subset (scripts/check_latest.sh): peft and ntloss move too
 
 TEXTS = ["What is 12 plus 30? 12 + 30 = 42.", "The temperature fell from 21.5 to -3 degrees, 0123456789."] * 20
 BATCH_TEXTS = ["12 + 30 = 42", "x = 21.5 and y = -3"]
