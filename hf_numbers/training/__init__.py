@@ -10,6 +10,7 @@ from ..data.loading import load_task, tokenize_dataset
 from ..evaluation.splits import evaluate_splits
 from .arguments import NumberTrainingArguments
 from .builders import (
+    apply_lora,
     build_dataset,
     build_model,
     build_tokenizer,
@@ -19,26 +20,33 @@ from .builders import (
 )
 from .checkpoints import TrainerState, list_checkpoints, resolve_checkpoint
 from .loop import TrainResult, make_accelerator, train_model
+from .lora import load_adapter, number_lora_config, save_adapter
+from .number_token_loss import NumberTokenLoss
 from .pipeline import FINAL_DIR, load_trained, run_training
 
 __all__ = [
     "FINAL_DIR",
+    "NumberTokenLoss",
     "NumberTrainingArguments",
     "TrainResult",
     "TrainerState",
+    "apply_lora",
     "build_dataset",
     "build_model",
     "build_tokenizer",
     "encoding_options_for",
     "evaluate_splits",
     "list_checkpoints",
+    "load_adapter",
     "load_task",
     "load_trained",
     "make_accelerator",
     "make_collator",
     "make_scaler",
+    "number_lora_config",
     "resolve_checkpoint",
     "run_training",
+    "save_adapter",
     "tokenize_dataset",
     "train_model",
 ]
