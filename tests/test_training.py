@@ -93,6 +93,24 @@ def test_loop_lowers_the_loss(backbone: str, tmp_path: Path) -> None:
     assert any("eval_loss" in r for r in result.log_history)
 
 
+@pytest.mark.parametrize("backbone", ONE_PER_KIND)
+def test_gradient_checkpointing_trains_the_same_weights(backbone: str, tmp_path: Path) -> None:
+    """Recomputing the blocks' activations (``--gradient_checkpointing``) changes memory, not the result."""
+    trained = {}
+    for checkpointing in (False, True):
+        args = tiny_args(backbone=backbone, output_dir=str(tmp_path / str(checkpointing)), max_steps=4,
+                         save_steps=0, eval_steps=0, gradient_checkpointing=checkpointing)
+        torch.manual_seed(0)  # the same new model both times
+        tokenizer, model, data = prepared(args)
+        causal = BACKBONES[backbone].causal
+        collator = DataCollatorForNumberCausalLM(tokenizer) if causal else DataCollatorForNumberMLM(tokenizer, seed=0)
+        model, _ = train_model(model, data["train"], collator, args)
+        assert model.is_gradient_checkpointing == checkpointing
+        trained[checkpointing] = model.state_dict()
+    for name, weight in trained[False].items():
+        assert torch.allclose(trained[True][name], weight, atol=1e-5), name
+
+
 def _weights(folder: Path) -> dict[str, torch.Tensor]:
     return load_file(str(folder / "final" / "model.safetensors"))
 

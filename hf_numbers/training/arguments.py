@@ -238,6 +238,13 @@ class NumberTrainingArguments:
     )
     seed: int = field(default=0, metadata={"help": "Seed of initialisation, data order, masking and dropout."})
     use_cpu: bool = field(default=False, metadata={"help": "Train on the CPU even if a GPU is present."})
+    gradient_checkpointing: bool = field(
+        default=False,
+        metadata={
+            "help": "Recompute each transformer block's activations in the backward pass instead of keeping them "
+            "(less memory for a slower step; transformers' gradient checkpointing, non-reentrant)."
+        },
+    )
     fsdp: bool = field(
         default=False,
         metadata={

@@ -260,6 +260,8 @@ def _train(
             eval_dataset, batch_size=args.per_device_eval_batch_size, collate_fn=eval_collator or collator
         )
     model_class = type(model)
+    if args.gradient_checkpointing:  # before sharding: the blocks are wrapped where they are
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     if args.fsdp:  # sharded by the loop itself (FSDP2), never wrapped in DDP: see .sharding
         shard_model(model, accelerator, cpu_offload=args.fsdp_cpu_offload)
     parameters = [p for p in model.parameters() if p.requires_grad]
