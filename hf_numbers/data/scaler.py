@@ -151,12 +151,14 @@ class NumberScaler:
         what = "inverse_transform input" if inverse else "transform input"
         if isinstance(values, torch.Tensor):
             values = values.detach()
+        elif isinstance(values, (bool, str, bytes)) or values is None:
+            raise ValueError(f"{what} must be numbers, got {values!r}")
         else:
             try:
-                dtype_kind = np.asarray(values).dtype.kind
-            except ValueError:  # a ragged list
-                dtype_kind = "O"
-            if dtype_kind not in "iuf":
+                array = np.asarray(values)
+            except ValueError as error:
+                raise ValueError(f"{what} must be numbers or a regular array of numbers: {error}") from None
+            if array.dtype.kind not in "iuf":
                 raise ValueError(f"{what} must be numbers or a regular array of numbers, got {values!r}")
         if invalid == "raise":
             finite_values(values, what)
@@ -166,8 +168,10 @@ class NumberScaler:
         if invalid == "raise":
             finite_values(result, "inverse_transform output (the input is too large for this scaler)")
             return result
-        xp = torch if isinstance(result, torch.Tensor) else np
-        return xp.nan_to_num(result, nan=math.nan, posinf=math.nan, neginf=math.nan)
+        if isinstance(result, torch.Tensor):
+            return result.nan_to_num(math.nan, math.nan, math.nan)
+        marked = np.where(np.isfinite(result), result, math.nan)
+        return float(marked) if isinstance(values, (int, float, np.number)) else marked
 
     def transform(self, values: ArrayLike) -> Any:
         """Map text values to model values: ``(g(x) - shift) / scale``; typed as :meth:`NumberScaling.transform`.

@@ -208,11 +208,11 @@ class NumberScaling:
         values, xp, back = _float64(values)
         if self.is_identity:
             return back(values)
-        values = values * self.scale + self.shift
-        if self.log:
-            with np.errstate(over="ignore", invalid="ignore"):
+        with np.errstate(over="ignore", invalid="ignore"):
+            values = values * self.scale + self.shift
+            if self.log:
                 values = xp.sign(values) * xp.expm1(xp.abs(values) * _LN10)
-        return back(values)
+            return back(values)
 
     def to_config(self) -> dict[str, Any]:
         """The config fields of this scaling (``config.update(...)``, or keyword arguments of a config).
@@ -226,10 +226,10 @@ class NumberScaling:
 
 def _float64(values: Any) -> tuple[Any, Any, Any]:
     """``values`` in float64 (a tensor stays one, on its device), the module computing on it, and how to give
-    the result back (a Python or NumPy number as a float)."""
+    the result back (a Python or NumPy number as a float, a 0-d array as a NumPy scalar, as NumPy's arithmetic does)."""
     if isinstance(values, torch.Tensor):
         return values.double(), torch, lambda out: out
-    back = float if isinstance(values, (int, float, np.number)) else (lambda out: out)
+    back = float if isinstance(values, (int, float, np.number)) else (lambda out: out[()])
     return np.array(values, dtype=np.float64), np, back
 
 
