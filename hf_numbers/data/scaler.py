@@ -66,7 +66,8 @@ class NumberScaler:
         self.num_fit_values = 0
         self.scaling: NumberScaling | None = None
         if shift is not None or kind == "identity":
-            self.scaling = NumberScaling(0.0 if shift is None else shift, 1.0 if scale is None else scale, log)
+            shift, scale = (0.0, 1.0) if shift is None else (shift, positive_number("scale", scale))
+            self.scaling = NumberScaling(shift, scale, log)
 
     @property
     def shift(self) -> float | None:

@@ -123,12 +123,15 @@ class NumberScaling:
     log: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.shift, _REAL) or isinstance(self.shift, bool) or not math.isfinite(self.shift):
-            raise ValueError(f"number_scaling_shift must be a finite number, got {self.shift!r}")
+        for name, value in (("shift", self.shift), ("scale", self.scale)):
+            if not isinstance(value, _REAL) or isinstance(value, bool) or not math.isfinite(value):
+                raise ValueError(f"number_scaling_{name} must be a finite number, got {value!r}")
+        if self.scale <= 0:
+            raise ValueError(f"number_scaling_scale must be > 0, got {self.scale!r}")
         if not isinstance(self.log, bool):
             raise ValueError(f"number_scaling_log must be True or False, got {self.log!r}")
         object.__setattr__(self, "shift", float(self.shift))
-        object.__setattr__(self, "scale", positive_number("number_scaling_scale", self.scale))
+        object.__setattr__(self, "scale", float(self.scale))
 
     @classmethod
     def from_config(cls, config: Any) -> NumberScaling:
