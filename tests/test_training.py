@@ -339,7 +339,7 @@ def test_bad_training_arguments() -> None:
     with pytest.raises(ValueError, match="backbone"):
         NumberTrainingArguments(backbone="t5")
     with pytest.raises(ValueError, match="max_steps"):
-        NumberTrainingArguments(max_steps=0)
+        NumberTrainingArguments(max_steps=-1)
     with pytest.raises(ValueError, match="checkpoint"):
         train_model(None, [], None, tiny_args(resume_from_checkpoint="/nonexistent"))  # type: ignore[arg-type]
 
