@@ -139,7 +139,7 @@ def test_fit_number_scaling_on_xval_and_refused_where_values_stay_raw() -> None:
         model.set_number_scaling(NumberScaler("standard"))
     with pytest.raises(ValueError, match="needs a NumberScaling or a fitted NumberScaler"):
         model.set_number_scaling("standard")
-    with pytest.raises(ValueError, match="needs finite values"):
+    with pytest.raises(ValueError, match="fit values must be finite numbers; found 1 NaN"):
         model.fit_number_scaling([1.0, float("nan")])
     with pytest.raises(ValueError, match="kind='zscore' is unknown; allowed: identity, standard, maxabs"):
         model.fit_number_scaling(values, "zscore")

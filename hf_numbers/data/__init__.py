@@ -1,5 +1,5 @@
 """Data for hf_numbers: the papers' tasks as ``datasets.DatasetDict`` objects, and the
-``NumberScaler`` that fits the number scaling a model then applies itself (in its config).
+``NumberScaler``, a saveable recipe that fits the ``NumberScaling`` a model then applies itself (in its config).
 
 Example:
     >>> from hf_numbers.data import make_task, task_scaler

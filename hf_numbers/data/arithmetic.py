@@ -26,23 +26,16 @@ from typing import Any
 import numpy as np
 from datasets import DatasetDict, List, Value
 
-from ._common import (
-    MAX_EXACT_INTEGER,
-    TextBuilder,
-    check_int,
-    check_int_range,
-    check_seed,
-    check_sizes,
-    draw_unique,
-    format_decimal,
-    format_scaled_integer,
-    make_dataset_dict,
-    split_rngs,
-)
+from .formatting import format_decimal, format_scaled_integer
+from .splits import draw_unique, make_dataset_dict, split_rngs
+from .text_builder import TextBuilder
+from .validation import check_int, check_int_range, check_seed, check_sizes
 
 OPERATORS = ("+", "-", "*")
 FONE_OPERATIONS = {"add": "+", "subtract": "-", "multiply": "*"}
 OPERAND_FORMATS = ("sig3", "integer")
+MAX_EXACT_INTEGER = 2**53
+"""float64 represents every integer of magnitude below this exactly."""
 
 
 def _apply(op: str, left: Fraction | int, right: Fraction | int) -> Fraction | int:

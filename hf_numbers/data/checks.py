@@ -19,7 +19,7 @@ import numpy as np
 from datasets import Dataset, DatasetDict, load_from_disk
 
 from ..modeling import find_numbers, get_encoding
-from ._common import CORE_FEATURES, WORD_FEATURES
+from .splits import CORE_FEATURES, WORD_FEATURES
 
 Offsets = Sequence[Sequence[Sequence[int]]]  # per text, its tokens' (start, end) characters
 _ROWS = "data rows count from 1, a CSV header not counted"

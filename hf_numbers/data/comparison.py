@@ -21,17 +21,10 @@ from typing import Any
 import numpy as np
 from datasets import DatasetDict, List, Value
 
-from ._common import (
-    TextBuilder,
-    check_int,
-    check_int_range,
-    check_seed,
-    check_sizes,
-    draw_unique,
-    format_decimal,
-    make_dataset_dict,
-    split_rngs,
-)
+from .formatting import format_decimal
+from .splits import draw_unique, make_dataset_dict, split_rngs
+from .text_builder import TextBuilder
+from .validation import check_int, check_int_range, check_seed, check_sizes
 
 MINMAX_OPERATIONS = ("min", "max")
 MAX_EXPONENT = 8

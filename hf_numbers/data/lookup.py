@@ -18,18 +18,10 @@ from typing import Any
 import numpy as np
 from datasets import DatasetDict, List, Value
 
-from ._common import (
-    TextBuilder,
-    check_int_range,
-    check_interval,
-    check_seed,
-    check_sizes,
-    draw_unique,
-    format_scaled_integer,
-    in_open_interval,
-    make_dataset_dict,
-    split_rngs,
-)
+from .formatting import format_scaled_integer
+from .splits import draw_unique, make_dataset_dict, split_rngs
+from .text_builder import TextBuilder
+from .validation import check_int_range, check_interval, check_seed, check_sizes, in_open_interval
 
 VALUE_RANGE = (-3.0, 3.0)
 _CENTS = np.arange(-300, 301)  # every two-decimal value in [-3, 3], in hundredths

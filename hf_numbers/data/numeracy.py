@@ -52,16 +52,9 @@ import numpy as np
 from datasets import DatasetDict, Value
 from vega_datasets import local_data
 
-from ._common import (
-    WORD_FEATURES,
-    check_fractions,
-    check_seed,
-    check_sizes,
-    format_scaled_integer,
-    make_dataset_dict,
-    shuffled_split,
-    split_rngs,
-)
+from .formatting import format_scaled_integer
+from .splits import WORD_FEATURES, make_dataset_dict, shuffled_split, split_rngs
+from .validation import check_fractions, check_seed, check_sizes
 
 TEMPERATURE_WORDS = ((45.0, "cold"), (55.0, "cool"), (65.0, "mild"), (float("inf"), "warm"))
 """Upper bounds (°F, exclusive) of each temperature word."""

@@ -43,19 +43,10 @@ import numpy as np
 import rebound
 from datasets import DatasetDict, List, Value
 
-from ._common import (
-    TextBuilder,
-    check_int,
-    check_int_range,
-    check_interval,
-    check_seed,
-    check_sizes,
-    format_fixed,
-    in_open_interval,
-    make_dataset_dict,
-    round_fixed,
-    split_rngs,
-)
+from .formatting import format_fixed, round_fixed
+from .splits import make_dataset_dict, split_rngs
+from .text_builder import TextBuilder
+from .validation import check_int, check_int_range, check_interval, check_seed, check_sizes, in_open_interval
 
 MASS_SCALE = 1e5
 ECCENTRICITY_SCALE = 20.0

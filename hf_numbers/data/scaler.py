@@ -1,28 +1,12 @@
-"""``NumberScaler``: fits the invertible map between the numbers in the text and the values a
-number encoding sees, on training data. The model applies the map itself: it lives in the
-model's config (``scaler.config_fields()``, or ``model.set_number_scaling(scaler)``), so a
-checkpoint needs nothing else and callers pass and get values in the data's units.
+"""``NumberScaler``: a saveable recipe for fitting a model's number scaling on training data.
 
-xVal multiplies an embedding by the value, so values must stay in a small range (the
-paper kept them within about [-5, 5]); the map brings them there and the model inverts it
-on its predictions. The map is
-
-    transform(x) = (g(x) - shift) / scale,    inverse_transform(y) = g⁻¹(y * scale + shift)
-
-where ``g`` is the identity, or with ``log=True`` the signed logarithm
-``g(x) = sign(x) * log10(1 + |x|)`` for values spanning many orders of magnitude.
-``kind`` chooses ``shift`` and ``scale``:
-
-``"identity"``  shift 0, scale 1 (nothing to fit);
-``"standard"``  mean and standard deviation of ``g`` over the fitting values;
-``"maxabs"``    shift 0, scale ``max |g(x)| / max_abs`` so the fitted values land in ``[-max_abs, max_abs]``;
-``"affine"``    the ``shift`` and ``scale`` you give (nothing to fit).
-
-All arithmetic is float64. Input and output: a Python number gives a float, anything
-array-like a float64 ``numpy.ndarray``, a ``torch.Tensor`` a float64 tensor on its device.
-NaN or infinite values raise ``ValueError``; so does using an unfitted scaler. A scaler can
-still be saved on its own (``save_pretrained`` writes ``number_scaler.json``), but checkpoints
-no longer hold one: ``from_pretrained`` moves an older checkpoint's file into the config.
+The map itself, its fitting and its application are :class:`~hf_numbers.modeling.number_scaling.NumberScaling`
+(``NumberScaling.fit(values, kind)``), which the model holds in its config. ``NumberScaler`` keeps
+the recipe a task recommends (``kind``: ``"identity"``, ``"standard"``, ``"maxabs"``, or
+``"affine"`` for the ``shift`` and ``scale`` you give; ``log``; ``max_abs``), fits it on dataset
+columns, checks values strictly (NaN or infinite values, and an unfitted scaler, raise
+``ValueError``) and saves it as ``number_scaler.json``. ``config_fields()`` (or
+``model.set_number_scaling(scaler)``) hands the fitted map to a model.
 """
 
 from __future__ import annotations
@@ -37,47 +21,17 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..modeling.number_scaling import NumberScaling
+from ..modeling.number_scaling import LEGACY_SCALER_FILE, NumberScaling, finite_values, positive_number
 
-SCALER_FILE = "number_scaler.json"
+SCALER_FILE = LEGACY_SCALER_FILE
 KINDS = ("identity", "standard", "maxabs", "affine")
 _FORMAT_VERSION = 1
 
 ArrayLike = Any
 
 
-def _flatten(values: Any, what: str) -> np.ndarray:
-    """Flatten numbers, arrays, tensors or ragged nested lists into a float64 vector."""
-    if isinstance(values, torch.Tensor):
-        return values.detach().to("cpu", torch.float64).numpy().ravel()
-    if isinstance(values, np.ndarray) and values.dtype.kind in "iuf":
-        return values.astype(np.float64).ravel()
-    if isinstance(values, (bool, str, bytes)):
-        raise ValueError(f"{what} must be numbers, got {values!r}")
-    if isinstance(values, (int, float, np.number)):
-        return np.array([values], dtype=np.float64)
-    try:
-        items = list(values)
-    except TypeError:
-        raise ValueError(f"{what} must be numbers, got {values!r}") from None
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items):
-        return np.array(items, dtype=np.float64)
-    parts = [_flatten(v, what) for v in items]
-    return np.concatenate(parts) if parts else np.empty(0)
-
-
-def _check_finite(array: np.ndarray, what: str) -> None:
-    bad = ~np.isfinite(array)
-    if bad.any():
-        index = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"{what} must be finite numbers; found {int(bad.sum())} NaN or infinite value(s), "
-            f"the first ({array[index]}) at flat index {index}"
-        )
-
-
 class NumberScaler:
-    """An invertible, fitted, saveable number normalisation (see the module docstring).
+    """A fitting recipe for :class:`NumberScaling` and, once fitted, the map it fitted (``scaling``).
 
     Args:
         kind: ``"identity"``, ``"standard"``, ``"maxabs"`` or ``"affine"``.
@@ -87,10 +41,8 @@ class NumberScaler:
 
     Example:
         >>> scaler = NumberScaler("standard").fit([10.0, 20.0, 30.0])
-        >>> scaler.transform([10.0, 30.0]).round(4).tolist()
-        [-1.2247, 1.2247]
-        >>> scaler.inverse_transform(scaler.transform(25.0))
-        25.0
+        >>> scaler.transform([10.0, 30.0]).round(4).tolist(), scaler.inverse_transform(scaler.transform(25.0))
+        ([-1.2247, 1.2247], 25.0)
     """
 
     def __init__(
@@ -106,33 +58,26 @@ class NumberScaler:
             raise ValueError(f"kind={kind!r} is unknown; allowed: {', '.join(KINDS)}")
         if not isinstance(log, bool):
             raise ValueError(f"log must be True or False, got {log!r}")
-        if not (isinstance(max_abs, (int, float)) and math.isfinite(max_abs) and max_abs > 0):
-            raise ValueError(f"max_abs must be a finite number > 0, got {max_abs!r}")
-        self.kind = kind
-        self.log = log
-        self.max_abs = float(max_abs)
+        if kind == "affine" and (shift is None or scale is None):
+            raise ValueError('kind="affine" needs both shift and scale')
+        if (shift is None) != (scale is None):
+            raise ValueError(f"give both shift and scale or neither, got shift={shift!r}, scale={scale!r}")
+        self.kind, self.log, self.max_abs = kind, log, positive_number("max_abs", max_abs)
         self.num_fit_values = 0
-        if kind == "affine":
-            if shift is None or scale is None:
-                raise ValueError('kind="affine" needs both shift and scale')
-            self._set(shift, scale)
-        elif shift is not None or scale is not None:
-            if shift is None or scale is None:
-                raise ValueError(f"give both shift and scale or neither, got shift={shift!r}, scale={scale!r}")
-            self._set(shift, scale)
-        elif kind == "identity":
-            self._set(0.0, 1.0)
-        else:
-            self.shift: float | None = None
-            self.scale: float | None = None
+        self.scaling: NumberScaling | None = None
+        if shift is not None or kind == "identity":
+            shift, scale = (0.0, 1.0) if shift is None else (shift, positive_number("scale", scale))
+            self.scaling = NumberScaling(shift, scale, log)
 
-    def _set(self, shift: Any, scale: Any) -> None:
-        shift, scale = float(shift), float(scale)
-        if not math.isfinite(shift):
-            raise ValueError(f"shift must be a finite number, got {shift}")
-        if not (math.isfinite(scale) and scale > 0):
-            raise ValueError(f"scale must be a finite number > 0, got {scale}")
-        self.shift, self.scale = shift, scale
+    @property
+    def shift(self) -> float | None:
+        """The fitted shift (None before ``fit``)."""
+        return None if self.scaling is None else self.scaling.shift
+
+    @property
+    def scale(self) -> float | None:
+        """The fitted scale (None before ``fit``)."""
+        return None if self.scaling is None else self.scaling.scale
 
     @property
     def is_fitted(self) -> bool:
@@ -142,36 +87,28 @@ class NumberScaler:
             >>> NumberScaler("standard").is_fitted, NumberScaler("identity").is_fitted
             (False, True)
         """
-        return self.shift is not None
+        return self.scaling is not None
 
-    def _forward(self, x: np.ndarray) -> np.ndarray:
-        return np.sign(x) * np.log1p(np.abs(x)) / math.log(10.0) if self.log else x
-
-    def _backward(self, y: np.ndarray) -> np.ndarray:
-        if not self.log:
-            return y
-        with np.errstate(over="ignore"):
-            return np.sign(y) * np.expm1(np.abs(y) * math.log(10.0))
+    def _fitted(self) -> NumberScaling:
+        if self.scaling is None:
+            raise ValueError(f'this NumberScaler("{self.kind}") is not fitted; call fit(...) or fit_dataset(...) first')
+        return self.scaling
 
     def fit(self, values: ArrayLike) -> NumberScaler:
-        """Fit ``shift`` and ``scale`` on ``values`` (numbers, arrays, tensors, or ragged nested lists).
+        """Fit ``shift`` and ``scale`` on ``values`` (numbers, arrays, tensors or ragged nested lists); returns self.
 
-        A no-op for ``"identity"`` and ``"affine"``. If the values do not vary (standard) or
-        are all zero (maxabs), the scale is 1. Returns ``self``.
+        Only counts the values for ``"identity"`` and ``"affine"``; see :meth:`NumberScaling.fit` for the others.
 
         Example:
             >>> NumberScaler("maxabs", max_abs=5.0).fit([[1.0, -4.0], [2.0]]).scale
             0.8
         """
-        array = _flatten(values, "fit values")
-        if array.size == 0:
-            raise ValueError("fit needs at least one value, got none")
-        _check_finite(array, "fit values")
+        array = finite_values(values, "fit values")
+        kind = "identity" if self.kind == "affine" else self.kind
+        fitted = NumberScaling.fit(array, kind, log=self.log, max_abs=self.max_abs)
         self.num_fit_values = int(array.size)
-        if self.kind in ("identity", "affine"):
-            return self
-        fitted = NumberScaling.fit(array, self.kind, log=self.log, max_abs=self.max_abs)  # the model's own fit
-        self._set(fitted.shift, fitted.scale)
+        if self.kind != "affine":
+            self.scaling = fitted
         return self
 
     def fit_dataset(
@@ -208,13 +145,13 @@ class NumberScaler:
         return self.fit(values)
 
     def _apply(self, values: Any, inverse: bool, invalid: str = "raise") -> Any:
+        """The fitted map (or its inverse) of ``values``, checked: input and output finite, or NaN with ``"nan"``."""
         if invalid not in ("raise", "nan"):
             raise ValueError(f'invalid must be "raise" or "nan", got {invalid!r}')
-        if not self.is_fitted:
-            raise ValueError(f'this NumberScaler("{self.kind}") is not fitted; call fit(...) or fit_dataset(...) first')
+        scaling = self._fitted()
         what = "inverse_transform input" if inverse else "transform input"
         if isinstance(values, torch.Tensor):
-            array = values.detach().to("cpu", torch.float64).numpy()
+            values = values.detach()
         elif isinstance(values, (bool, str, bytes)) or values is None:
             raise ValueError(f"{what} must be numbers, got {values!r}")
         else:
@@ -224,26 +161,21 @@ class NumberScaler:
                 raise ValueError(f"{what} must be numbers or a regular array of numbers: {error}") from None
             if array.dtype.kind not in "iuf":
                 raise ValueError(f"{what} must be numbers or a regular array of numbers, got {values!r}")
-            array = array.astype(np.float64)
         if invalid == "raise":
-            _check_finite(array.ravel(), what)
-        if inverse:
-            with np.errstate(invalid="ignore", over="ignore"):
-                result = self._backward(array * self.scale + self.shift)
-            if invalid == "raise":
-                _check_finite(result.ravel(), "inverse_transform output (the input is too large for this scaler)")
-            else:
-                result = np.where(np.isfinite(result), result, np.nan)
-        else:
-            result = (self._forward(array) - self.shift) / self.scale
-        if isinstance(values, torch.Tensor):
-            return torch.from_numpy(np.ascontiguousarray(result)).to(values.device)
-        if isinstance(values, (int, float, np.number)):
-            return float(result)
-        return result
+            finite_values(values, what)
+        if not inverse:
+            return scaling.transform(values)
+        result = scaling.inverse(values)
+        if invalid == "raise":
+            finite_values(result, "inverse_transform output (the input is too large for this scaler)")
+            return result
+        if isinstance(result, torch.Tensor):
+            return result.nan_to_num(math.nan, math.nan, math.nan)
+        marked = np.where(np.isfinite(result), result, math.nan)
+        return float(marked) if isinstance(values, (int, float, np.number)) else marked
 
     def transform(self, values: ArrayLike) -> Any:
-        """Map text values to model values: ``(g(x) - shift) / scale``.
+        """Map text values to model values: ``(g(x) - shift) / scale``; typed as :meth:`NumberScaling.transform`.
 
         Example:
             >>> NumberScaler("affine", shift=1.0, scale=2.0).transform([3.0, 5.0]).tolist()
@@ -259,8 +191,6 @@ class NumberScaler:
         predictions that the metrics then count as invalid.
 
         Example:
-            >>> round(NumberScaler("identity", log=True).inverse_transform(2.0), 9)
-            99.0
             >>> NumberScaler("identity", log=True).inverse_transform([0.0, 400.0, float("nan")], invalid="nan").tolist()
             [0.0, nan, nan]
         """
@@ -282,16 +212,14 @@ class NumberScaler:
         """
         ids = list(num_token_ids)
         if isinstance(numbers, torch.Tensor):
-            is_num = torch.isin(
-                torch.as_tensor(input_ids, device=numbers.device), torch.tensor(ids, device=numbers.device)
-            )
-            numbers = numbers.double()
-            mapped = self.inverse_transform(numbers, invalid="nan") if inverse else self.transform(numbers)
-            return torch.where(is_num, mapped, numbers)
-        numbers = np.asarray(numbers, dtype=np.float64)
-        is_num = np.isin(np.asarray(input_ids), ids)
+            device = numbers.device
+            numbers, where = numbers.double(), torch.where
+            is_num = torch.isin(torch.as_tensor(input_ids, device=device), torch.tensor(ids, device=device))
+        else:
+            numbers, where = np.asarray(numbers, dtype=np.float64), np.where
+            is_num = np.isin(np.asarray(input_ids), ids)
         mapped = self.inverse_transform(numbers, invalid="nan") if inverse else self.transform(numbers)
-        return np.where(is_num, mapped, numbers)
+        return where(is_num, mapped, numbers)
 
     def config_fields(self) -> dict[str, Any]:
         """The model config fields of this (fitted) map: the model then applies it to inputs, labels and predictions.
@@ -302,9 +230,7 @@ class NumberScaler:
             >>> fields["number_scaling_shift"], NumberGPT2Config(**fields).number_scaling_shift
             (20.0, 20.0)
         """
-        if not self.is_fitted:
-            raise ValueError(f'this NumberScaler("{self.kind}") is not fitted; call fit(...) or fit_dataset(...) first')
-        return NumberScaling(self.shift, self.scale, self.log).to_config()
+        return self._fitted().to_config()
 
     def to_dict(self) -> dict[str, Any]:
         """The scaler's state as a JSON-serialisable dict (read back by :meth:`from_dict`).
@@ -340,14 +266,7 @@ class NumberScaler:
         missing = {"kind", "log", "max_abs", "shift", "scale", "num_fit_values"} - set(state)
         if missing:
             raise ValueError(f"NumberScaler state lacks {', '.join(sorted(missing))}")
-        has_params = state["shift"] is not None or state["scale"] is not None
-        scaler = cls(
-            state["kind"],
-            log=state["log"],
-            max_abs=state["max_abs"],
-            shift=state["shift"] if has_params else None,
-            scale=state["scale"] if has_params else None,
-        )
+        scaler = cls(state["kind"], **{key: state[key] for key in ("log", "max_abs", "shift", "scale")})
         scaler.num_fit_values = int(state["num_fit_values"])
         return scaler
 
@@ -356,8 +275,7 @@ class NumberScaler:
 
         Example:
             >>> import tempfile
-            >>> path = NumberScaler("identity").save_pretrained(tempfile.mkdtemp())
-            >>> path.name
+            >>> NumberScaler("identity").save_pretrained(tempfile.mkdtemp()).name
             'number_scaler.json'
         """
         directory = Path(save_directory)

@@ -19,7 +19,7 @@ name                 source                                       splits
 ===================  ===========================================  ==========================================
 
 Every split is a ``datasets.Dataset`` with the columns ``text``, ``prompt``, ``answer``,
-``answer_text``, ``numbers`` and ``answer_index`` (see ``hf_numbers.data._common``) plus
+``answer_text``, ``numbers`` and ``answer_index`` (see ``hf_numbers.data.splits``) plus
 task-specific columns documented on each builder. ``numeracy_words``, whose answer is a word,
 has ``text``, ``numbers``, ``word`` and ``word_start`` instead (``WORD_FEATURES``), and is
 scored with masked-word perplexity and top-k accuracy.

@@ -31,17 +31,10 @@ import pandas as pd
 from datasets import DatasetDict, List, Value
 from vega_datasets import local_data
 
-from ._common import (
-    IN_DISTRIBUTION_SPLITS,
-    TextBuilder,
-    check_fractions,
-    check_int,
-    check_seed,
-    format_fixed,
-    make_dataset_dict,
-    shuffled_split,
-    split_rngs,
-)
+from .formatting import format_fixed
+from .splits import IN_DISTRIBUTION_SPLITS, make_dataset_dict, shuffled_split, split_rngs
+from .text_builder import TextBuilder
+from .validation import check_fractions, check_int, check_seed
 
 # Latitude and longitude (degrees) of the two cities whose series vega_datasets ships.
 CITIES = {

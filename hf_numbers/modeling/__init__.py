@@ -46,6 +46,7 @@ from .modeling_number import (
 from .modeling_number_base import NUMBER_TOKEN_INITS, NumberModelMixin
 from .modeling_number_llama import NumberLlamaForCausalLM
 from .modeling_number_modernbert import NumberModernBertForMaskedLM
+from .number_scaling import NumberScaling
 from .parsing import NEUTRAL_NUMBER, NumberSpan, find_numbers, format_number, replace_numbers
 from .pipeline_number import NumberFillMaskPipeline, NumberGenerationPipeline, register_pipelines
 from .tokenization_number import (
@@ -118,6 +119,7 @@ __all__ = [
     "NumberRobertaConfig",
     "NumberRobertaForMaskedLM",
     "NumberRobertaTokenizer",
+    "NumberScaling",
     "NumberSpan",
     "NumberTokenizerMixin",
     "SizeFields",

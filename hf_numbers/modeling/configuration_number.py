@@ -51,7 +51,7 @@ class NumberConfigFields:
         number_scaling_shift, number_scaling_scale, number_scaling_log: the map between the data's
             values and the model's, applied inside the model (``number_scaling.py``): inputs and labels
             are raw values, predictions come back raw. Identity by default; fitted for xVal by
-            ``model.fit_number_scaling(values)`` or ``hf_numbers.data.NumberScaler(...).fit(values).config_fields()``.
+            ``model.fit_number_scaling(values)`` or ``NumberScaling.fit(values).to_config()``.
 
     And one field per option of every registered encoding (``encoding_options()``, such as
     ``fone_int_digits``), whichever encoding is selected, validated by that encoding.

@@ -9,7 +9,7 @@ An encoding class also describes itself, so that the config and the training cod
 instead of knowing it: :attr:`NumberEncoding.options` are its config fields (with defaults and
 help), :meth:`NumberEncoding.validate_options` checks them, :meth:`NumberEncoding.fit_options`
 fits them to the numbers of a dataset, :attr:`NumberEncoding.needs_scaling` says whether
-values should be scaled first (the model's number scaling, fitted by the task's ``NumberScaler``) and
+values should be scaled first (the model's ``NumberScaling``, fitted to the training data) and
 :attr:`NumberEncoding.continuous_output` whether decoded values are continuous. None of these
 needs an instance.
 
@@ -90,8 +90,8 @@ class NumberEncoding(nn.Module, abc.ABC):
     options: ClassVar[tuple[EncodingOption, ...]] = ()
     """The encoding's config fields (see :class:`EncodingOption`)."""
     needs_scaling: ClassVar[bool] = False
-    """Whether values should reach this module scaled (xVal: a small range): training fits the task's
-    ``NumberScaler`` into the config's number scaling, which the model applies (``number_scaling.py``);
+    """Whether values should reach this module scaled (xVal: a small range): training fits the config's
+    ``NumberScaling`` (``number_scaling.py``, the task's kind) to the training numbers and the model applies it;
     False: the scaling stays the identity and the encoding sees raw values (it reads digits or bits)."""
     scales_embedding: ClassVar[bool] = False
     """True where the value multiplies the token embedding (xVal). On a backbone whose embeddings end with a

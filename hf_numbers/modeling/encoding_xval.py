@@ -1,6 +1,8 @@
 """xVal (Golkar et al.): the ``[NUM]`` embedding scaled by the value, a scalar head with MSE.
 
-One :class:`NumberEncoding` (``encoding_base.py``) of the registry (``encoding_registry.py``).
+One :class:`NumberEncoding` (``encoding_base.py``) of the registry (``encoding_registry.py``). The
+values it multiplies by are in the model's units: the model maps the data's values there with its
+config's ``NumberScaling`` (``number_scaling.py``: shift, scale, signed log; fitted to the data).
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -18,6 +21,7 @@ from torch import nn
 from transformers import initialization as init
 
 from .encoding_base import FLOAT32_MAX, NumberEncoding
+from .number_scaling import NumberScaling
 
 __all__ = ["XVAL_MAX", "XValEncoding"]
 
@@ -70,13 +74,11 @@ class XValEncoding(NumberEncoding):
                 "(the number scaling fitted to the data takes their standard deviation, which squares them)"
             )
             return ~(np.abs(values) <= _SQRT_FLOAT64_MAX), words
-        shift, scale = float(fields["number_scaling_shift"]), float(fields["number_scaling_scale"])
-        log = bool(fields.get("number_scaling_log", False))
-        with np.errstate(over="ignore", invalid="ignore"):
-            g = np.sign(values) * np.log10(np.abs(values) + 1.0) if log else values
-            out = ~(np.abs((g - shift) / scale) <= XVAL_MAX)
-        g_words = "sign(x) log10(1 + |x|)" if log else "x"
-        return out, f"values with |({g_words} - {shift:.6g}) / {scale:.6g}| <= 2^62 (the config's number scaling)"
+        scaling = NumberScaling.from_config(SimpleNamespace(**fields))
+        out = ~(np.abs(scaling.transform(values)) <= XVAL_MAX)
+        g = "sign(x) log10(1 + |x|)" if scaling.log else "x"
+        words = f"values with |({g} - {scaling.shift:.6g}) / {scaling.scale:.6g}| <= 2^62 (the config's number scaling)"
+        return out, words
 
     def __init__(self, config: Any):
         super().__init__(config)
@@ -105,7 +107,7 @@ class XValEncoding(NumberEncoding):
                 f"input_numbers holds {values[index].item()!r} at a number position ({int(too_large.sum())} such "
                 f"values): scaled by the number token's embedding (norm {norms[index].item():.4g}) it would overflow "
                 f"float32 (|x| * norm must be <= {_SQRT_FLOAT32_MAX:.4g}), so the 'xval' encoding accepts |x| <= "
-                f"{_SQRT_FLOAT32_MAX / norms[index].item():.4g} there; scale the values down (a NumberScaler)"
+                f"{_SQRT_FLOAT32_MAX / norms[index].item():.4g} there; scale the values down (the number scaling)"
             )
         return token_embeds * values.to(token_embeds.dtype)[:, None]
 

@@ -1,19 +1,20 @@
-"""The number scaling a model applies inside itself: raw values in, raw values out.
+"""The number scaling: one map between the data's values and a model's, applied inside the model.
 
 xVal multiplies the ``[NUM]`` embedding by the value, so values must reach the trunk in a small
-range. The config's ``number_scaling_shift``, ``number_scaling_scale`` and ``number_scaling_log``
-define the map (the one ``hf_numbers.data.NumberScaler`` fits)
+range (the paper kept them within about [-5, 5]). :class:`NumberScaling` holds the map
 
     model value = (g(x) - shift) / scale,        x = g⁻¹(model value * scale + shift)
 
-where ``g`` is the identity, or with ``log`` the signed logarithm ``sign(x) * log10(1 + |x|)``.
-The model applies it to ``input_numbers`` and ``number_labels`` at number tokens and inverts it on
+where ``g`` is the identity, or with ``log`` the signed logarithm ``sign(x) * log10(1 + |x|)``,
+applies it and its inverse to tensors, arrays and numbers, and fits it to data
+(:meth:`NumberScaling.fit`: ``kind`` ``"identity"``, ``"standard"`` or ``"maxabs"``). The config's
+``number_scaling_shift``, ``number_scaling_scale`` and ``number_scaling_log`` hold it; the model
+applies it to ``input_numbers`` and ``number_labels`` at number tokens and inverts it on
 ``number_predictions`` (and so on ``generate(...).numbers`` and ``fill_mask``): callers pass and
-get the data's own units, and a saved checkpoint carries its scaling in ``config.json``. The
-identity (shift 0, scale 1, no log) is the default and leaves values untouched, bit for bit.
-
-Checkpoints of hf_numbers before this kept the map in a ``number_scaler.json`` beside the model;
-:func:`read_legacy_scaler` reads it so that ``from_pretrained`` can move it into the config.
+get the data's own units. The identity (the default) leaves values untouched, bit for bit.
+``hf_numbers.data.NumberScaler`` is a saveable fitting recipe around it, and checkpoints of
+hf_numbers before the scaling moved into the config kept it in a ``number_scaler.json``
+(:func:`read_legacy_scaler`, which ``from_pretrained`` moves into the config).
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.
@@ -32,25 +33,74 @@ from typing import Any
 import numpy as np
 import torch
 
-from .encoding_registry import get_encoding
-
 __all__ = [
     "LEGACY_SCALER_FILE",
     "SCALING_FIELDS",
     "SCALING_KINDS",
     "NumberScaling",
     "NumberScalingMixin",
+    "finite_values",
+    "positive_number",
     "read_legacy_scaler",
 ]
 
 SCALING_FIELDS = ("number_scaling_shift", "number_scaling_scale", "number_scaling_log")
 """The config fields holding the scaling."""
 SCALING_KINDS = ("identity", "standard", "maxabs")
-"""How :meth:`NumberScaling.fit` chooses shift and scale (as ``NumberScaler``'s kinds of the same names)."""
+"""How :meth:`NumberScaling.fit` chooses shift and scale."""
 LEGACY_SCALER_FILE = "number_scaler.json"
 """Where checkpoints of hf_numbers before the scaling moved into the config kept it."""
 _LN10 = math.log(10.0)
+_REAL = (int, float, np.integer, np.floating)
 _logger = logging.getLogger(__name__)
+
+
+def positive_number(name: str, value: Any) -> float:
+    """``value`` as a float if it is a finite number > 0, else a ``ValueError`` naming ``name``.
+
+    Example:
+        >>> positive_number("max_abs", 5)
+        5.0
+    """
+    if not isinstance(value, _REAL) or isinstance(value, bool) or not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def finite_values(values: Any, what: str) -> np.ndarray:
+    """Numbers, arrays, tensors or ragged nested lists as one flat float64 array; ``ValueError`` naming ``what``
+    for anything else, and for NaN or infinite values.
+
+    Example:
+        >>> finite_values([[1, 2.5], [], [torch.tensor(3.0)]], "fit values").tolist()
+        [1.0, 2.5, 3.0]
+    """
+    if isinstance(values, torch.Tensor):
+        array = values.detach().to("cpu", torch.float64).numpy().ravel()
+    elif isinstance(values, np.ndarray) and values.dtype.kind in "iuf":
+        array = values.astype(np.float64).ravel()
+    elif isinstance(values, (bool, str, bytes)):
+        raise ValueError(f"{what} must be numbers, got {values!r}")
+    elif isinstance(values, (int, float, np.number)):
+        array = np.array([values], dtype=np.float64)
+    else:
+        try:
+            items = list(values)
+        except TypeError:
+            raise ValueError(f"{what} must be numbers, got {values!r}") from None
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items):
+            array = np.array(items, dtype=np.float64)
+        else:
+            parts = [finite_values(v, what) for v in items]
+            array = np.concatenate(parts) if parts else np.empty(0)
+    bad = ~np.isfinite(array)
+    if bad.any():
+        index = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{what} must be finite numbers; found {int(bad.sum())} NaN or infinite value(s), "
+            f"the first ({array[index]}) at flat index {index}"
+        )
+    return array
 
 
 @dataclass(frozen=True)
@@ -64,10 +114,8 @@ class NumberScaling:
 
     Example:
         >>> scaling = NumberScaling(shift=50.0, scale=10.0)
-        >>> scaling.transform(torch.tensor([40.0, 65.0])).tolist()
-        [-1.0, 1.5]
-        >>> scaling.inverse(torch.tensor([1.5])).tolist()
-        [65.0]
+        >>> scaling.transform(torch.tensor([40.0, 65.0])).tolist(), scaling.inverse(1.5)
+        ([-1.0, 1.5], 65.0)
     """
 
     shift: float = 0.0
@@ -76,7 +124,7 @@ class NumberScaling:
 
     def __post_init__(self) -> None:
         for name, value in (("shift", self.shift), ("scale", self.scale)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            if not isinstance(value, _REAL) or isinstance(value, bool) or not math.isfinite(value):
                 raise ValueError(f"number_scaling_{name} must be a finite number, got {value!r}")
         if self.scale <= 0:
             raise ValueError(f"number_scaling_scale must be > 0, got {self.scale!r}")
@@ -102,33 +150,25 @@ class NumberScaling:
 
     @classmethod
     def fit(cls, values: Any, kind: str = "standard", *, log: bool = False, max_abs: float = 1.0) -> NumberScaling:
-        """Fit shift and scale on ``values`` (numbers, an array or a tensor; every value must be finite).
+        """Fit shift and scale on ``values`` (see :func:`finite_values`; at least one, every one finite).
 
         ``kind``: ``"standard"`` (mean and standard deviation of ``g(values)``; scale 1 if they do
         not vary), ``"maxabs"`` (shift 0, ``g(values)`` into ``[-max_abs, max_abs]``; scale 1 if all
         are 0) or ``"identity"`` (shift 0, scale 1; ``log`` still applies).
 
         Example:
-            >>> NumberScaling.fit([10.0, 20.0, 30.0]).shift
-            20.0
-            >>> NumberScaling.fit([-4.0, 2.0], "maxabs", max_abs=2.0).scale
-            2.0
+            >>> NumberScaling.fit([10.0, 20.0, 30.0]).shift, NumberScaling.fit([-4.0, 2.0], "maxabs", max_abs=2.0).scale
+            (20.0, 2.0)
         """
         if kind not in SCALING_KINDS:
             raise ValueError(f"kind={kind!r} is unknown; allowed: {', '.join(SCALING_KINDS)}")
-        if not (isinstance(max_abs, (int, float)) and math.isfinite(max_abs) and max_abs > 0):
-            raise ValueError(f"max_abs must be a finite number > 0, got {max_abs!r}")
-        if isinstance(values, torch.Tensor):
-            values = values.detach().cpu().double().numpy()
-        array = np.asarray(values, dtype=np.float64).ravel()
+        max_abs = positive_number("max_abs", max_abs)
+        array = finite_values(values, "fit values")
         if array.size == 0:
-            raise ValueError("fitting a number scaling needs at least one value, got none")
-        if not np.isfinite(array).all():
-            bad = int((~np.isfinite(array)).sum())
-            raise ValueError(f"fitting a number scaling needs finite values; got {bad} NaN or infinite value(s)")
+            raise ValueError("fit needs at least one value, got none")
         if kind == "identity":
             return cls(0.0, 1.0, log)
-        g = np.sign(array) * np.log1p(np.abs(array)) / _LN10 if log else array
+        g = cls(log=log).transform(array)
         if kind == "standard":
             std = float(g.std())
             return cls(float(g.mean()), std if std > 0 else 1.0, log)
@@ -145,34 +185,37 @@ class NumberScaling:
         """
         return self.shift == 0.0 and self.scale == 1.0 and not self.log
 
-    def transform(self, values: torch.Tensor) -> torch.Tensor:
-        """Data values to model values (float64; NaN stays NaN, an overflow becomes infinite).
+    def transform(self, values: Any) -> Any:
+        """Data values to model values. A tensor gives a float64 tensor on its device, a number a float,
+        anything array-like a float64 ``numpy.ndarray``; NaN stays NaN, an overflow becomes infinite.
 
         Example:
-            >>> NumberScaling(log=True).transform(torch.tensor([99.0])).tolist()
-            [2.0]
+            >>> NumberScaling(log=True).transform(torch.tensor([99.0])).tolist(), NumberScaling(log=True).transform(99)
+            ([2.0], 2.0)
         """
-        values = values.double()
+        values, xp, back = _float64(values)
         if self.is_identity:
-            return values
-        if self.log:
-            values = torch.sign(values) * torch.log1p(values.abs()) / _LN10
-        return (values - self.shift) / self.scale
+            return back(values)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if self.log:
+                values = xp.sign(values) * xp.log1p(xp.abs(values)) / _LN10
+            return back((values - self.shift) / self.scale)
 
-    def inverse(self, values: torch.Tensor) -> torch.Tensor:
-        """Model values to data values (float64; beyond float64 after the inverse log: ±inf).
+    def inverse(self, values: Any) -> Any:
+        """Model values to data values, typed as by :meth:`transform` (beyond float64 after the inverse log: ±inf).
 
         Example:
-            >>> NumberScaling(shift=1.0, scale=2.0).inverse(torch.tensor([0.5])).tolist()
+            >>> NumberScaling(shift=1.0, scale=2.0).inverse(np.array([0.5])).tolist()
             [2.0]
         """
-        values = values.double()
+        values, xp, back = _float64(values)
         if self.is_identity:
-            return values
-        values = values * self.scale + self.shift
-        if self.log:
-            values = torch.sign(values) * torch.expm1(values.abs() * _LN10)
-        return values
+            return back(values)
+        with np.errstate(over="ignore", invalid="ignore"):
+            values = values * self.scale + self.shift
+            if self.log:
+                values = xp.sign(values) * xp.expm1(xp.abs(values) * _LN10)
+            return back(values)
 
     def to_config(self) -> dict[str, Any]:
         """The config fields of this scaling (``config.update(...)``, or keyword arguments of a config).
@@ -182,6 +225,15 @@ class NumberScaling:
             {'number_scaling_shift': 2.0, 'number_scaling_scale': 3.0, 'number_scaling_log': False}
         """
         return dict(zip(SCALING_FIELDS, (self.shift, self.scale, self.log)))
+
+
+def _float64(values: Any) -> tuple[Any, Any, Any]:
+    """``values`` in float64 (a tensor stays one, on its device), the module computing on it, and how to give
+    the result back (a Python or NumPy number as a float, a 0-d array as a NumPy scalar, as NumPy's arithmetic does)."""
+    if isinstance(values, torch.Tensor):
+        return values.double(), torch, lambda out: out
+    back = float if isinstance(values, (int, float, np.number)) else (lambda out: out[()])
+    return np.array(values, dtype=np.float64), np, back
 
 
 def read_legacy_scaler(folder: str | os.PathLike) -> NumberScaling | None:
@@ -261,8 +313,7 @@ class NumberScalingMixin:
             NumberScaling(shift=44.65, scale=4.51..., log=False)
             >>> model(**tokenizer("... 47.3,", return_tensors="pt")).number_predictions  # in °F  # doctest: +SKIP
         """
-        encoding = get_encoding(self.config.number_encoding)
-        if not (encoding.has_number_module and encoding.needs_scaling):
+        if self.number_encoding is None or not self.number_encoding.needs_scaling:
             raise ValueError(
                 f"the {self.config.number_encoding!r} encoding reads raw values (needs_scaling is False), so its "
                 "scaling stays the identity; fit_number_scaling is for encodings that need scaling, such as 'xval'"

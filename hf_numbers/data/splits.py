@@ -1,0 +1,156 @@
+"""The splits of a task: one seeded random stream per split, draws kept unique across splits, and
+the ``DatasetDict`` they are assembled into.
+
+Every generated example carries the same core columns:
+
+``text``
+    the full text the model sees; numbers are plain decimals (no exponent).
+``prompt``
+    the text before the answer number: ``text.startswith(prompt + answer_text)``.
+``answer`` / ``answer_text``
+    the answer's float64 value and its literal as written in ``text``.
+``numbers``
+    the value of every number literal written in ``text``, in order (a sign glued
+    to a literal is part of it, as in ``x=-1.5``; an operator such as ``5 - 3`` is not).
+``answer_index``
+    the position of the answer in ``numbers``.
+
+Tasks whose answer is a **word** (a masked word that follows from the numbers, scored with
+masked-word perplexity and top-k accuracy) carry ``text``, ``numbers``, ``word`` (the target
+word) and ``word_start`` (its character offset in ``text``) instead (``WORD_FEATURES``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+from datasets import Dataset, DatasetDict, Features, List, Value
+
+T = TypeVar("T")
+
+IN_DISTRIBUTION_SPLITS = ("train", "validation", "test")
+
+CORE_FEATURES = {
+    "text": Value("string"),
+    "prompt": Value("string"),
+    "answer": Value("float64"),
+    "answer_text": Value("string"),
+    "numbers": List(Value("float64")),
+    "answer_index": Value("int32"),
+}
+
+WORD_FEATURES = {
+    "text": Value("string"),
+    "numbers": List(Value("float64")),
+    "word": Value("string"),
+    "word_start": Value("int32"),
+}
+"""The core columns of a task whose answer is a word (``numeracy_words``)."""
+
+
+def shuffled_split(
+    count: int, fractions: tuple[float, float, float], rng: np.random.Generator
+) -> dict[str, np.ndarray]:
+    """Indices ``0 .. count-1`` in a random order, cut in proportion to ``fractions`` (train, validation, test).
+
+    Example:
+        >>> cuts = shuffled_split(10, (0.8, 0.1, 0.1), np.random.default_rng(0))
+        >>> [len(cuts[split]) for split in IN_DISTRIBUTION_SPLITS]
+        [8, 1, 1]
+    """
+    order = rng.permutation(count)
+    bounds = np.round(np.cumsum(fractions) * count).astype(int)
+    return dict(zip(IN_DISTRIBUTION_SPLITS, np.split(order, bounds[:-1])))
+
+
+def split_rngs(seed: int, task: str, names: Sequence[str]) -> dict[str, np.random.Generator]:
+    """One independent, reproducible random stream per split.
+
+    A split's stream depends only on the seed, the task and the split's name, so
+    changing the size of one split never changes the random draws of another.
+
+    Example:
+        >>> rngs = split_rngs(0, "lookup", ["train", "test"])
+        >>> bool(rngs["test"].integers(100) == split_rngs(0, "lookup", ["test"])["test"].integers(100))
+        True
+    """
+    task_key = [ord(c) for c in task]
+    return {
+        name: np.random.default_rng(np.random.SeedSequence([seed, *task_key, 0, *(ord(c) for c in name)]))
+        for name in names
+    }
+
+
+def draw_unique(
+    sizes: Mapping[str, int],
+    rngs: Mapping[str, np.random.Generator],
+    sample: Callable[[np.random.Generator, str], T],
+    key: Callable[[T], Hashable],
+    max_attempts_per_example: int = 100,
+) -> dict[str, list[T]]:
+    """Draw ``sizes[split]`` examples per split with no key repeated within or across splits.
+
+    Splits are filled in the order of ``sizes``; list held-out and test splits first
+    so that they do not depend on the size of the training split.
+
+    Example:
+        >>> import numpy as np
+        >>> rngs = {"test": np.random.default_rng(0), "train": np.random.default_rng(1)}
+        >>> out = draw_unique({"test": 3, "train": 5}, rngs, lambda r, s: int(r.integers(20)), lambda x: x)
+        >>> len(set(out["test"]) | set(out["train"]))
+        8
+    """
+    seen: set[Hashable] = set()
+    drawn: dict[str, list[T]] = {}
+    for split, size in sizes.items():
+        rng = rngs[split]
+        items: list[T] = []
+        attempts = 0
+        limit = max_attempts_per_example * size + 1000
+        while len(items) < size:
+            attempts += 1
+            if attempts > limit:
+                raise ValueError(
+                    f"could not draw {size} distinct examples for split {split!r} after {limit} attempts; "
+                    "the task's space of distinct examples is too small for the requested sizes: "
+                    "reduce the split sizes or widen the task's ranges"
+                )
+            item = sample(rng, split)
+            item_key = key(item)
+            if item_key in seen:
+                continue
+            seen.add(item_key)
+            items.append(item)
+        drawn[split] = items
+    return drawn
+
+
+def make_dataset_dict(
+    rows: Mapping[str, list[dict[str, Any]]],
+    extra_features: Mapping[str, Any],
+    core: Mapping[str, Any] = CORE_FEATURES,
+) -> DatasetDict:
+    """Assemble a ``DatasetDict`` with ``train``/``validation``/``test`` first, then other splits.
+
+    ``core`` is :data:`CORE_FEATURES` (a number answer) or :data:`WORD_FEATURES` (a word answer).
+
+    Example:
+        >>> from datasets import Value
+        >>> from hf_numbers.data.text_builder import TextBuilder
+        >>> b = TextBuilder(); b.text("x="); b.number("1", answer=True)
+        >>> dd = make_dataset_dict({"train": [b.build(k=1)]}, {"k": Value("int32")})
+        >>> dd["train"][0]["answer"]
+        1.0
+    """
+    features = Features({**core, **extra_features})
+    ordered = [s for s in IN_DISTRIBUTION_SPLITS if s in rows] + sorted(
+        s for s in rows if s not in IN_DISTRIBUTION_SPLITS
+    )
+    return DatasetDict(
+        {
+            split: Dataset.from_dict({name: [row[name] for row in rows[split]] for name in features}, features=features)
+            for split in ordered
+        }
+    )
