@@ -192,8 +192,8 @@ def _values(texts: Sequence[str]) -> list[float]:
 
 def _backbone_of(model_args: ModelArguments, causal: bool) -> tuple[Any, Any]:
     """The backbone's spec and the saved config (None for a new model); ``ValueError`` for the wrong script."""
-    path, gguf = model_args.model_name_or_path, {"gguf_file": model_args.gguf_file} if model_args.gguf_file else {}
-    config = AutoConfig.from_pretrained(path, **gguf) if path else None
+    path = model_args.model_name_or_path
+    config = AutoConfig.from_pretrained(path, gguf_file=model_args.gguf_file) if path else None
     if config is None:
         spec = get_backbone(model_args.backbone)
     else:  # a number model or a plain checkpoint: the backbone whose config class it uses
@@ -230,10 +230,10 @@ def load_model(
     every_value = np.array([value for rows in texts.values() for value in _values(rows["text"])], dtype=np.float64)
     fields = {"number_encoding": encoding.name, **encoding.fit_options(every_value), **scaling}
     if config is not None:
-        gguf = {"gguf_file": model_args.gguf_file} if model_args.gguf_file else {}
-        tokenizer = spec.tokenizer_class.from_pretrained(path, **gguf)
+        tokenizer = spec.tokenizer_class.from_pretrained(path, gguf_file=model_args.gguf_file)
         tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
-        return spec.model_class.from_pretrained_backbone(path, tokenizer, **gguf, **fields), tokenizer
+        return spec.model_class.from_pretrained_backbone(path, tokenizer, gguf_file=model_args.gguf_file,
+                                                         **fields), tokenizer
     tokenizer = train_number_tokenizer(train, spec.name, model_args.vocab_size)
     config = spec.new_config(
         tokenizer, hidden_size=model_args.hidden_size, num_layers=model_args.num_layers,

@@ -72,8 +72,9 @@ def build_tokenizer(args: NumberTrainingArguments, dataset: DatasetDict) -> Any:
     """
     options = get_encoding(args.number_encoding).tokenizer_options(encoding_options_for(args, dataset))
     if args.pretrained:
-        gguf = {"gguf_file": args.gguf_file} if args.gguf_file else {}
-        tokenizer = args.backbone_spec.tokenizer_class.from_pretrained(args.pretrained, **gguf, **options)
+        tokenizer = args.backbone_spec.tokenizer_class.from_pretrained(
+            args.pretrained, gguf_file=args.gguf_file, **options
+        )
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
         return tokenizer
