@@ -91,10 +91,10 @@ def number_lora_config(
         raise ValueError(f"the LoRA rank r must be >= 1, got {r}")
     if not 0.0 <= dropout < 1.0:
         raise ValueError(f"the LoRA dropout must be in [0, 1), got {dropout}")
-    names = list(target_modules) if target_modules else trunk_linear_names(model)
-    unknown = sorted(set(names) - set(trunk_linear_names(model)))
+    trunk = trunk_linear_names(model)
+    names = list(target_modules) if target_modules else trunk
+    unknown = sorted(set(names) - set(trunk))
     if unknown:
-        trunk = trunk_linear_names(model)
         raise ValueError(f"target_modules {unknown} are not linear layers of the trunk; it has {trunk}")
     prefix = re.escape(model.base_model_prefix)
     token_ids = list(model.config.num_token_ids if trainable_token_ids is None else trainable_token_ids)
