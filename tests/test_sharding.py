@@ -184,3 +184,56 @@ def test_fsdp_is_a_training_argument() -> None:
     assert NumberTrainingArguments(fsdp=True, fsdp_cpu_offload=True).fsdp_cpu_offload is True
     with pytest.raises(ValueError, match="fsdp_cpu_offload .* needs --fsdp true"):
         NumberTrainingArguments(fsdp_cpu_offload=True)
+
+
+BF16_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    import torch
+    from accelerate.utils import set_seed
+    from hf_numbers.data.collators import DataCollatorForNumberCausalLM
+    from hf_numbers.training import (NumberTrainingArguments, build_dataset, build_model, build_tokenizer,
+                                     make_accelerator, tokenize_dataset)
+    from hf_numbers.training.sharding import shard_model, transformer_blocks
+    output_dir = sys.argv[1]
+    args = NumberTrainingArguments(task="lookup", train_size=16, eval_size=4, hidden_size=32, num_layers=2,
+                                   num_heads=2, vocab_size=150, use_cpu=True, fsdp=True, mixed_precision="bf16",
+                                   output_dir=output_dir)
+    accelerator = make_accelerator(args)
+    set_seed(args.seed)
+    dataset = build_dataset(args)
+    tokenizer = build_tokenizer(args, dataset)
+    model = build_model(args, tokenizer)
+    blocks, root_weight = transformer_blocks(model), model.get_input_embeddings().weight
+    seen = {}
+    def record(name):
+        def hook(module, inputs):
+            seen[name] = str(next(module.parameters()).dtype)
+        return hook
+    blocks[0].register_forward_pre_hook(record("block"))
+    model.get_input_embeddings().register_forward_pre_hook(record("embedding"))
+    shard_model(model, accelerator)
+    data = tokenize_dataset(dataset, tokenizer, args.max_length)["train"]
+    batch = DataCollatorForNumberCausalLM(tokenizer)([data[i] for i in range(4)])
+    loss = model(**batch).loss
+    loss.backward()
+    grads = sorted({str(p.grad.dtype) for p in model.parameters() if p.grad is not None})
+    stored = sorted({str(p.dtype) for p in model.parameters()})
+    with open(f"{output_dir}/rank{accelerator.process_index}.json", "w") as f:
+        json.dump({"seen": seen, "grads": grads, "stored": stored, "loss": loss.item(),
+                   "loss_dtype": str(loss.dtype)}, f)
+    accelerator.end_training()
+    """
+)
+
+
+def test_bf16_blocks_gather_in_bf16_and_reduce_in_fp32(tmp_path: Path) -> None:
+    """Under --mixed_precision bf16 each block runs on bf16 copies of its weights while the shards, their
+    gradients and the root (embeddings, number module, heads) stay fp32."""
+    script = tmp_path / "bf16.py"
+    script.write_text(BF16_SCRIPT)
+    (tmp_path / "run").mkdir()
+    for rank in _run_two_processes(script, tmp_path / "run"):
+        assert rank["seen"] == {"block": "torch.bfloat16", "embedding": "torch.float32"}
+        assert rank["grads"] == rank["stored"] == ["torch.float32"]
+        assert rank["loss_dtype"] == "torch.float32" and rank["loss"] == rank["loss"]  # finite

@@ -81,13 +81,16 @@ def shard_model(model: torch.nn.Module, accelerator: Accelerator, cpu_offload: b
     The weights are first made those of process 0 (as DDP does), so that processes whose initialisations
     differ still shard one model. bf16 mixed precision (Accelerate's choice) runs the forward under
     autocast, as Accelerate does for a prepared model; fp16 is refused (its gradient scaler is not
-    sharded). ``cpu_offload`` (GPU only) keeps the shards, their gradients and the optimizer step on the CPU.
+    sharded). Under bf16 the blocks also gather their weights in bf16 and reduce gradients in fp32 (FSDP2's
+    ``MixedPrecisionPolicy``: half the all-gather traffic and unsharded memory), while the root (embeddings,
+    the number module, the heads) keeps fp32 weights so that numbers are read and written at full precision.
+    ``cpu_offload`` (GPU only) keeps the shards, their gradients and the optimizer step on the CPU.
 
     Example:
         >>> model = shard_model(model, accelerator)  # doctest: +SKIP
     """
     from torch.distributed.device_mesh import init_device_mesh
-    from torch.distributed.fsdp import CPUOffloadPolicy, OffloadPolicy, fully_shard
+    from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, OffloadPolicy, fully_shard
 
     if accelerator.mixed_precision == "fp16":
         raise ValueError("--fsdp does not support --mixed_precision fp16 (no sharded gradient scaler); use bf16 or no")
@@ -101,10 +104,12 @@ def shard_model(model: torch.nn.Module, accelerator: Accelerator, cpu_offload: b
             dist.broadcast(tensor.data, src=0)
     mesh = init_device_mesh(accelerator.device.type, (dist.get_world_size(),))
     offload = CPUOffloadPolicy() if cpu_offload else OffloadPolicy()
+    bf16 = accelerator.mixed_precision == "bf16"
+    block_precision = MixedPrecisionPolicy(torch.bfloat16, torch.float32) if bf16 else MixedPrecisionPolicy()
     for block in blocks:
-        fully_shard(block, mesh=mesh, offload_policy=offload)
+        fully_shard(block, mesh=mesh, offload_policy=offload, mp_policy=block_precision)
     fully_shard(model, mesh=mesh, offload_policy=offload)
-    if accelerator.mixed_precision == "bf16":
+    if bf16:
         model.forward = convert_outputs_to_fp32(accelerator.autocast()(model.forward))
     return model
 
