@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shlex
 import shutil
 import subprocess
@@ -19,6 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from string import Template
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,6 +105,22 @@ def _result_cell(result: dict[str, Any] | None, metric: str, fmt: Callable[[floa
     if result is not None and result.get("error"):
         return "n/a"
     return fmt(_test_metric(result, metric))
+
+
+def report_note(suite: str, name: str, **fields: Any) -> str:
+    """The prose note ``name`` of ``suite``'s report, from ``notes/<suite>.md``, with its ``$fields`` filled in.
+
+    Report prose lives in those markdown files, not in the code that computes the tables.
+
+    Example:
+        >>> report_note("scientific", "persistence", mse="1.2", r2="0.98")[:41]
+        'Persistence (repeat the last hour): test '
+    """
+    path = Path(__file__).parent / "notes" / f"{suite}.md"
+    notes = dict(re.findall(r"<!-- note: (\w+) -->\n(.*?)\n(?=\n<!-- note: |\Z)", path.read_text(), re.S))
+    if name not in notes:
+        raise KeyError(f"{path}: no note {name!r} (notes: {', '.join(sorted(notes))})")
+    return Template(notes[name]).substitute(fields)
 
 
 def run_data(run_dir: Path, task: str) -> Any:

@@ -14,7 +14,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .common import Row, _minutes, _num, _pct, _result_cell, _sci, _split_cell, run_data
+from .common import Row, _minutes, _num, _pct, _result_cell, _sci, _split_cell, report_note, run_data
 
 SCIENTIFIC_ENCODINGS = ("xval", "fone", "float", "exponent", "p10", "p1000", "fp15", "text")
 SCIENTIFIC_SIZE = [
@@ -71,6 +71,11 @@ LOOKUP_DETAIL_CELLS = (
 )
 TEMPERATURE_ENCODINGS = ("xval", "fp15", "p1000")
 LARGE_TEMPERATURE_ERROR = 2.0  # °F: an error the persistence reference (1.1 °F RMS) rarely makes
+
+
+def _note(name: str, **fields: Any) -> str:
+    """The report's prose note ``name`` (``notes/scientific.md``)."""
+    return report_note("scientific", name, **fields)
 
 
 def scientific_rows() -> list[Row]:
@@ -177,11 +182,7 @@ def _missing_predictions(results: dict[str, dict[str, Any]]) -> list[str]:
     names = sorted(n for n, r in results.items() if not r.get("error") and "predictions" not in r)
     if not names:
         return []
-    return [
-        "",
-        "Ran before records kept their predictions, so absent from the held-out table, the plots and the "
-        "error cells until run again with `--only NAME --force`: " + ", ".join(f"`{n}`" for n in names) + ".",
-    ]
+    return ["", _note("missing_predictions", names=", ".join(f"`{n}`" for n in names))]
 
 
 def _plot_ood(results: dict[str, dict[str, Any]], rows: list[str], split: str, path: Path, title: str) -> bool:
@@ -214,14 +215,7 @@ def _plot_ood(results: dict[str, dict[str, Any]], rows: list[str], split: str, p
 def scientific_report(results: dict[str, dict[str, Any]], out: Path) -> list[str]:
     """Markdown of the scientific suite: look-up, planets and temperature, with the paper's values beside."""
     lines = ["## Look-up, planets and temperature (Golkar et al., appendix B.6, Tables 5 and 4)", ""]
-    lines += [
-        f"Every row: a new model trained from scratch, `{' '.join(SCIENTIFIC_SIZE)}`; look-up and "
-        "temperature on GPT-2 (completion-only for look-up, as the task recommends; every value for the "
-        "temperature series), planets on BERT (masked number inference, the task's default). "
-        "Paper values are from 500k-step runs of 43M-parameter models; ours are CPU-scale.",
-        *_missing_predictions(results),
-        "",
-    ]
+    lines += [_note("intro", size=" ".join(SCIENTIFIC_SIZE)), *_missing_predictions(results), ""]
     lines += ["### Look-up (values in [-3, 3], (0.3, 0.5) held out)", ""]
     lines += [
         "| encoding | MSE | MSE OoD | 3 s.f. acc. | 3 s.f. acc. OoD | invalid | invalid OoD | MSE to dict. mean "
@@ -242,14 +236,7 @@ def scientific_report(results: dict[str, dict[str, Any]], out: Path) -> list[str
         paper = PAPER_LOOKUP.get(encoding)
         paper_text = "-" if paper is None else f"{_sci(paper['mse'])} / {_sci(paper['mse_ood'])}"
         lines.append(f"| {encoding} | " + " | ".join(cells) + f" | {paper_text} |")
-    lines += [
-        "",
-        "MSE to dict. mean: the test predictions' MSE to the mean of the dictionary's values. Near 0 while "
-        "the MSE to the answer stays near the values' variance (3): the model averages every value in the "
-        "prompt instead of looking the queried key up. Sign right, sign and integer part right: shares of "
-        "the valid test predictions (a pick among the dictionary's values has the sign right about half the "
-        "time): well above that, the model finds the queried key but not yet the value's digits.",
-    ]
+    lines += ["", _note("lookup_columns")]
     if _plot_ood(
         results,
         [f"lookup-{e}" for e in SCIENTIFIC_ENCODINGS],
@@ -294,13 +281,7 @@ def scientific_report(results: dict[str, dict[str, Any]], out: Path) -> list[str
         for split in ("test", ORBIT_TARGETS[target])
     ]
     lines.append("| training mean (no model) | " + " | ".join(cells) + " | - | - | - |")
-    lines += [
-        "",
-        "Training mean: the MSE of answering every system with the mean of the training answers, the level "
-        "of a model that has learned nothing about the system it reads.",
-        "",
-        *_one_model_per_encoding(results),
-    ]
+    lines += ["", _note("training_mean"), "", *_one_model_per_encoding(results)]
     lines += _heldout_table(results)
     for target, split in ORBIT_TARGETS.items():
         if _plot_ood(
@@ -329,12 +310,7 @@ def scientific_report(results: dict[str, dict[str, Any]], out: Path) -> list[str
             f"{paper_temperature[encoding]} |"
         )
     persistence = _persistence_baseline()
-    lines += [
-        "",
-        f"Persistence (repeat the last hour): test MSE {persistence['mse']:.4f}, R² {persistence['r2']:.4f}. "
-        "The paper's MSE is of unit-variance ERA5 temperatures of 60-90 stations, the last time step masked; "
-        "ours is in °F² for one station's next hour: only the order of the encodings and their wall times compare.",
-    ]
+    lines += ["", _note("persistence", mse=f"{persistence['mse']:.4f}", r2=f"{persistence['r2']:.4f}")]
     return lines
 
 
@@ -392,8 +368,7 @@ def _heldout_table(results: dict[str, dict[str, Any]]) -> list[str]:
         return []
     return [
         "",
-        "Held-out splits: the share of valid predictions inside the held-out interval (every true value is) and "
-        "their correlation with the true value.",
+        _note("heldout"),
         "",
         "| target (held-out interval) | encoding | predictions inside | correlation with the truth |",
         "|---|---|---:|---:|",
@@ -406,12 +381,9 @@ def _one_model_per_encoding(results: dict[str, dict[str, Any]]) -> list[str]:
     asked = [row.name for row in scientific_rows() if row.model_of is not None]
     alone = [f"`{name}`" for name in asked if name in results and not results[name].get("error")
              and "model_of" not in results[name]]  # fmt: skip
-    note = (
-        f"One model per encoding: the {ORBITS_TRAINED_TARGET} row trains it and the other targets' rows ask it "
-        "(`hf-numbers evaluate`), as training masks numbers at random whatever the target."
-    )
+    note = _note("one_model", target=ORBITS_TRAINED_TARGET)
     if alone:
-        note += f" Recorded when they still trained the same model themselves: {', '.join(alone)}."
+        note += _note("one_model_recorded_alone", names=", ".join(alone))
     return [note]
 
 
