@@ -14,7 +14,8 @@ import matplotlib.pyplot as plt
 
 from .common import Row, _minutes, _num, _pct, _result_cell, run_data
 
-ARITHMETIC_ENCODINGS = ("xval", "fone", "p10", "p1000", "b1999", "fp15", "text")
+ARITHMETIC_ENCODINGS = ("xval", "fone", "p10", "p1000", "b1999", "fp15", "text", "float", "bittokens")
+"""The papers' encodings, then float-bit (Jin et al.) and BitTokens (Kreitner, Hager et al.) at the same budget."""
 ARITHMETIC_TASKS = {
     "mult3": ("multiplication", ["digits=3"]),
     "mult4": ("multiplication", ["digits=4"]),

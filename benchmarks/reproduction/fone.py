@@ -34,6 +34,9 @@ FONE_TASKS = {
     ),
     "fone-add3.3": (("int_digits=3", "frac_digits=3"), "add3.3", "decimal addition (3+3 digits)", "-"),
 }
+# The 6-digit addition headline with other single-token encodings in FoNE's place, all else the task's defaults
+# (BitTokens' claim: near-perfect single-step arithmetic).
+FONE_ADD6_OTHERS = ("bittokens", "float")
 # One backbone, model size and budget for every cell of the data-efficiency table (GPT-2: the table was
 # measured before the FoNE recipe moved to Llama).
 FONE_EFFICIENCY_SIZE = [
@@ -49,6 +52,9 @@ def fone_rows() -> list[Row]:
         task_options = ("--task_options", *options) if options else ()
         argv = ("--task", "fone_arithmetic", "--number_encoding", "fone", *task_options, *held_out)
         rows.append(Row(name, argv, {"task": task}))
+    for encoding in FONE_ADD6_OTHERS:
+        argv = ("--task", "fone_arithmetic", "--number_encoding", encoding, *held_out)
+        rows.append(Row(f"fone-add6-{encoding}", argv, {"task": "add6", "encoding": encoding}))
     for encoding, extra in FONE_BASELINES.items():
         for size in FONE_SIZES:
             argv = (
@@ -77,16 +83,18 @@ def fone_report(results: dict[str, dict[str, Any]], out: Path) -> list[str]:
         "",
     ]
     lines += [
-        "| task | train examples | steps | test exact match | test R² | wall time | paper |",
-        "|---|---:|---:|---:|---:|---:|---|",
+        "| task | encoding | train examples | steps | test exact match | test R² | wall time | paper |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
     ]
-    for name, (_, _, label, paper) in FONE_TASKS.items():
+    headline = [(name, label, "fone", paper) for name, (_, _, label, paper) in FONE_TASKS.items()]
+    headline += [(f"fone-add6-{e}", FONE_TASKS["fone-add6"][2], e, "-") for e in FONE_ADD6_OTHERS]
+    for name, label, encoding, paper in headline:
         result = results.get(name)
         if result is None or result.get("error"):
             continue
         test = result["metrics"]["test"]
         lines.append(
-            f"| {label} | {result['train_size']:,} | {result['steps']:,} | {_pct(test['exact_match'])} | "
+            f"| {label} | {encoding} | {result['train_size']:,} | {result['steps']:,} | {_pct(test['exact_match'])} | "
             f"{_num(test['r2'])} | {_minutes(result['wall_s'])} | {paper} |"
         )
     lines += ["", "### Data efficiency (FoNE Fig. 2 direction)", ""]
