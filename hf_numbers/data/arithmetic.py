@@ -1,19 +1,9 @@
-"""Arithmetic tasks: xVal's multi-digit multiplication and multi-operand expressions
-(Golkar et al., §3.1), FoNE's integer / decimal addition, subtraction and
-multiplication (Zhou et al.) and BitTokens' division (Kreitner, Hager et al.).
+"""Arithmetic tasks: xVal's multiplication and multi-operand expressions (Golkar et al., §3.1), FoNE's
+addition, subtraction and multiplication (Zhou et al.) and BitTokens' division (Kreitner, Hager et al.).
 
-Every example is ``"<expression> = <answer>"``, for instance ``"123 * 456 = 56088"``.
-The answer is the last number, so it can be generated (causal LM: the prompt is
-``"123 * 456 = "``) or masked (masked LM: mask ``numbers[answer_index]``).
-Binary operators are written with spaces around them (``12 - 3``) and negative
-values with the sign glued on (``= -722``), so a number parser reads ``-`` as an
-operator in the first case and as a sign in the second.
-
-These papers had no out-of-distribution split for arithmetic; the generators return
-``train``, ``validation`` and ``test``, pairwise disjoint (no expression repeats).
-Answers are exact: they are computed with Python integers and every value is kept
-below 2**53 so that its float64 ``answer`` is exact as well; a quotient is the exact one
-rounded to the significant digits asked.
+Every example is ``"<expression> = <answer>"`` (``"123 * 456 = 56088"``), its answer exact in float64;
+splits ``train``, ``validation``, ``test`` never share an expression. Formats and distributions:
+docs/training.md, "Tasks".
 """
 
 from __future__ import annotations
@@ -178,22 +168,12 @@ def multi_operand(
     test_size: int = 1_000,
     seed: int = 0,
 ) -> DatasetDict:
-    """xVal's multi-operand arithmetic: random binary trees of ``+``, ``-``, ``*``.
+    """xVal's multi-operand arithmetic: random binary trees of ``+``, ``-``, ``*``, inner nodes parenthesised.
 
-    Each expression has between ``operands[0]`` and ``operands[1]`` leaves (2 to 4 by
-    default, as in xVal; allowed 2 to 8). The tree shape is drawn by splitting the
-    leaves at a uniform point and each operator uniformly from ``+ - *``. Operands:
-
-    * ``operand_format="sig3"`` (default, as in the xVal paper's samples such as
-      ``((1.32 * 32.1) + (1.42 - 8.20)) = 35.592``): three significant digits, a mantissa
-      uniform in 100..999 with one or two decimals, so values 1.00 to 99.9, written with
-      all three digits (``8.20``); the answer is the exact result, written without trailing zeros;
-    * ``operand_format="integer"``: a digit count uniform in 1..``max_digits`` (1 to 4),
-      then a value uniform among the non-negative integers with that many digits.
-
-    Inner nodes are parenthesised, so the text needs no precedence rules:
-    ``"(12 + 7) * (3 - 45) = -798"``. Extra columns: ``operands`` (leaves in
-    written order), ``operators`` (in written order), ``depth`` (tree depth).
+    ``operands`` is the inclusive range of leaves (2 to 8). ``operand_format``: ``"sig3"`` (three
+    significant digits, 1.00 to 99.9, as the paper's ``((1.32 * 32.1) + (1.42 - 8.20)) = 35.592``) or
+    ``"integer"`` (up to ``max_digits`` digits, 1 to 4). Extra columns: ``operands`` and ``operators``
+    (in written order), ``depth``.
 
     Example:
         >>> dd = multi_operand(train_size=4, validation_size=2, test_size=2)
@@ -240,19 +220,12 @@ def fone_arithmetic(
     seed: int = 0,
     nonnegative: bool = False,
 ) -> DatasetDict:
-    """FoNE's integer and decimal arithmetic: ``a + b``, ``a - b`` or ``a * b``.
+    """FoNE's integer and decimal arithmetic: ``a + b``, ``a - b`` or ``a * b`` (``"12.50 + 3.07 = 15.57"``).
 
-    Each operand is drawn uniformly among the non-negative decimals with at most
-    ``int_digits`` integer digits and exactly ``frac_digits`` decimals (``frac_digits=0``:
-    integers; FoNE's headline task is 6-digit integer addition). Decimals are written
-    with all their decimals (``"12.50 + 3.07 = 15.57"``); a product has ``2 * frac_digits``
-    decimals. Subtraction can give negative answers (``"3 - 12 = -9"``); with
-    ``nonnegative=True`` the larger operand comes first, so every answer is ``>= 0`` (what a FoNE
-    without a sign can represent; hf_numbers' FoNE has a sign, and this option separates the
-    difficulty of the sign from that of the digits).
-    ``operation`` is ``"add"``, ``"subtract"`` or ``"multiply"``; ``int_digits + frac_digits``
-    is at most 15 for add / subtract and at most 7 for multiply, so answers are exact
-    in float64. Extra columns: ``operands``, ``operation``.
+    ``operation``: ``"add"``, ``"subtract"`` or ``"multiply"``. Operands have at most ``int_digits``
+    integer digits and exactly ``frac_digits`` decimals (together at most 15, or 7 to multiply).
+    ``nonnegative=True`` (subtraction only) puts the larger operand first. Extra columns:
+    ``operands``, ``operation``.
 
     Example:
         >>> dd = fone_arithmetic("add", int_digits=6, train_size=4, validation_size=2, test_size=2)
@@ -305,12 +278,9 @@ def division(
 ) -> DatasetDict:
     """BitTokens' division: ``a / b`` with the quotient rounded to ``answer_digits`` significant digits.
 
-    Each operand has exactly ``digits`` significant digits (1 to 7), a magnitude ``10^e`` with ``e``
-    uniform in ``exponents`` (within +-6) and a sign drawn uniformly (the paper divides signed numbers
-    too). The answer is the exact quotient rounded half to even to ``answer_digits`` (1 to 15)
-    significant digits, written without trailing zeros: ``"-4.25 / 0.3 = -14.1667"``. Score it with
-    ``log_smape`` beside ``exact_match`` (``hf_numbers.evaluation``), as the paper does. Extra columns:
-    ``operands``.
+    Operands have exactly ``digits`` significant digits (1 to 7), a magnitude ``10^e`` with ``e`` in
+    ``exponents`` (within +-6) and either sign: ``"-4.25 / 0.3 = -14.1667"``. Score it with
+    ``log_smape`` beside ``exact_match``. Extra columns: ``operands``.
 
     Example:
         >>> row = division(train_size=4, validation_size=2, test_size=2)["train"][0]

@@ -65,10 +65,8 @@ def load_saved_task(path: str | Path) -> DatasetDict:
 
 
 def check_task_splits(dataset: DatasetDict, source: str) -> None:
-    """Raise ``ValueError`` unless ``dataset`` has a train split holding numbers and every split has
-    rows and the task columns: those of a number answer (``text``, ``prompt``, ``answer``,
-    ``answer_text``, ``numbers``, ``answer_index``) or of a word answer (``text``, ``numbers``,
-    ``word``, ``word_start``).
+    """Raise ``ValueError`` unless ``dataset`` has a train split holding numbers and every split has rows
+    and the columns of a number answer (``CORE_FEATURES``) or of a word answer (``WORD_FEATURES``).
 
     Example:
         >>> from datasets import Dataset
@@ -97,11 +95,9 @@ def check_task_splits(dataset: DatasetDict, source: str) -> None:
 
 
 def check_text_column(rows: Dataset, column: str, source: str) -> int:
-    """Raise ``ValueError`` unless ``column`` of ``rows`` (a file, named ``source``) holds text, in some row at least;
-    return how many of its rows are empty (no text, or only blanks).
-
-    A missing column (the error lists the file's columns), a cell that is not text (a number that a CSV reader
-    parsed, ``inf`` included; the error names its row and value) and a column empty in every row are errors.
+    """Raise ``ValueError`` unless ``column`` of ``rows`` (the file ``source``) holds text in some row; return how
+    many of its rows are empty. A missing column, a cell that is not text (a number a CSV reader parsed) and a
+    column empty in every row are errors naming the file, row and columns.
 
     Example:
         >>> check_text_column(Dataset.from_dict({"id": [1, 2], "text": ["", None]}), "text", "days.csv")
@@ -138,13 +134,10 @@ def check_text_numbers(
     fields: Mapping[str, Any] | None = None,
 ) -> None:
     """Raise ``ValueError`` naming the file, row, column, number and range for the first number of ``files`` that
-    ``number_encoding`` cannot represent (its ``data_out_of_range``), instead of a failure at the model's
-    construction or in the middle of training.
+    ``number_encoding`` cannot represent (its ``data_out_of_range``), before a model is built.
 
-    ``files`` are ``(source, texts, rows)``: each text's 0-based row in the file ``source`` (the error counts from
-    1), every split of the data, since fitted options must represent all their numbers together. ``fields`` are
-    the config fields that are fixed (a saved model's options and number scaling); those missing are fitted to the
-    data, so the check is against the widest range they can reach (for a model of width ``hidden_size``).
+    ``files`` are ``(source, texts, rows)`` of every split (0-based rows). ``fields`` are the config fields
+    already fixed (a saved model's); the others count as fitted to the data, for a model of width ``hidden_size``.
 
     Example:
         >>> check_text_numbers([("days.csv", ["low 3 C", "low 1e300 C"], [0, 1])], "text", "float", hidden_size=32)
@@ -174,14 +167,12 @@ def check_text_numbers(
 def check_answers_tokenized(
     dataset: DatasetDict, tokenized: DatasetDict, tokenizer: Any, max_length: int, end_with_eos: bool = False
 ) -> None:
-    """Raise ``ValueError`` when the tokenized training texts hold no number, or when an answer
-    to be scored (number ``answer_index`` of its text) is not among the tokenized text's numbers
-    (cut off by ``max_length``, or a text without numbers), which evaluation would only find after training.
-    Splits whose answer is a word have no ``answer_index``: masked-word evaluation checks their words.
+    """Raise ``ValueError`` when the tokenized training texts hold no number, or when an answer to be scored
+    (number ``answer_index`` of its text) was cut off by ``max_length``: before training, not after it.
 
-    Numbers are counted as number tokens, or for a text encoding (no number token) as the numbers
-    whose characters all survive truncation (to ``max_length - 1`` tokens with ``end_with_eos``, as
-    :func:`~hf_numbers.data.tokenize_dataset` truncates then).
+    A text encoding's numbers count when all their characters survive truncation (as
+    :func:`~hf_numbers.data.tokenize_dataset` truncates), and its answers must pass :func:`check_answer_boundary`.
+    Splits whose answer is a word have no ``answer_index`` and are not checked here.
 
     Example:
         >>> check_answers_tokenized(dataset, tokenized, tokenizer, 128)  # doctest: +SKIP
@@ -215,15 +206,8 @@ def check_answer_boundary(
 ) -> None:
     """Raise ``ValueError`` when an answer's first token also holds non-blank text before the answer.
 
-    ``offsets`` are each text's tokens as ``(start, end)`` characters (a tokenizer's ``offset_mapping``);
-    an answer's first token is the first one ending after the answer's start, as for
-    :func:`~hf_numbers.data.prompt_lengths`.
-
-    A text encoding's tokenizer may join an answer's first character to the text before it (a byte-level
-    BPE learns ``=-`` from ``m=-2.5``). What the model is given would then depend on the answer: a causal
-    prompt (the tokens before the answer's first token) ends before ``=`` for a negative answer and after
-    it for a positive one; a masked model gets ``=`` masked only for a negative answer. Blank text (the
-    space of GPT-2's `` 15``) is joined to every answer alike and tells nothing.
+    A byte-level BPE learns ``=-`` from ``m=-2.5``: the prompt would then end before ``=`` only for negative
+    answers, giving the sign away (docs/text-baselines.md). ``offsets`` are each text's ``offset_mapping``.
 
     Example:
         >>> check_answer_boundary(["x = 15"], [4], [[(0, 1), (1, 3), (3, 6)]])  # " 15": a space joined, allowed

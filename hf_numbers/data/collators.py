@@ -1,27 +1,9 @@
 """Data collators that pad ``input_ids`` and ``input_numbers`` together and build the labels.
 
-Both take a list of tokenized examples (dicts with ``input_ids`` and ``input_numbers``, as
-returned by a number tokenizer or stored by ``datasets.Dataset.map``) and return a dict of
-tensors for the ``Number*`` models. They work as ``collate_fn`` of a ``DataLoader`` and as
-``data_collator`` of ``Trainer``.
-
-Labels follow the models' convention: ``labels`` and ``number_labels`` are aligned with
-``input_ids`` (causal models shift them inside), ``-100`` marks ignored tokens, and
-``number_labels`` holds the true value wherever ``labels`` is a number token.
-
-**Completion-only training.** For prompt/answer tasks (``"123 + 456 = 579"``: the prompt is
-``"123 + 456 = "``) both collators take ``completion_only=True``: each example then needs a
-``prompt_length`` (how many of its tokens belong to the prompt, as
-:func:`~hf_numbers.data.prompt_lengths` computes it), and only the tokens after the prompt are
-trained on. The causal collator leaves the prompt unlabelled; the masked-LM collator masks
-exactly the completion (the answer, as xVal did for arithmetic) and nothing else. Training on
-the prompt's random operands as well stops FoNE from learning addition (README, "Results").
-
-**Text-only masking.** ``DataCollatorForNumberMLM(text_only=True)`` masks words only: numbers
-stay visible, as in the floating-point embedding paper's masked-word protocol. A number token
-is never masked, nor is any token of an example's ``number_token_mask`` (1 for each token that
-covers a number's characters, as :func:`number_token_masks` computes it), which a tokenizer that
-writes numbers as ordinary text (digits as sub-words, no number token) needs.
+They take tokenized examples (``input_ids``, ``input_numbers``, as a number tokenizer or
+``Dataset.map`` gives them) and return tensors for the ``Number*`` models, as the ``collate_fn`` of a
+``DataLoader`` or the ``data_collator`` of ``Trainer``. Labels, completion-only training and
+text-only masking: docs/training.md, "Data: tasks, collators and scaling".
 """
 
 from __future__ import annotations
@@ -54,11 +36,10 @@ def _pad(tokenizer: Any, features: list[dict[str, Any]], pad_to_multiple_of: int
 def prompt_lengths(tokenizer: Any, texts: Sequence[str], prompts: Sequence[str], **kwargs: Any) -> list[int]:
     """For each text, how many of its tokens belong to its prompt (a prefix of the text).
 
-    The completion starts at the first token that ends after the prompt: with byte-level BPE the
-    answer's token ``" [NUM]"`` also holds the prompt's last space, and it still counts as the
-    completion. Special tokens added at the start (``[CLS]``, ``<s>``) belong to the prompt.
-    ``kwargs`` go to the tokenizer call (``truncation``, ``max_length``): use the same as for the
-    model inputs. A text whose completion was truncated away gets its full length (nothing to train on).
+    The completion starts at the first token that ends after the prompt (so GPT-2's ``" [NUM]"``,
+    holding the prompt's last space, is the completion's); leading special tokens belong to the prompt.
+    ``kwargs`` go to the tokenizer call: use the model inputs' ``truncation`` and ``max_length``. A text
+    whose completion was truncated away gets its full length (nothing to train on).
 
     Example:
         >>> tok = train_number_tokenizer(["12 + 3 = 15"] * 5, "gpt2", vocab_size=260)  # doctest: +SKIP
@@ -103,12 +84,10 @@ def overlapping_tokens(offsets: Sequence[Sequence[int]], spans: Sequence[Sequenc
 
 
 def number_token_masks(tokenizer: Any, texts: Sequence[str], **kwargs: Any) -> list[list[int]]:
-    """For each text, 1 for each token that belongs to a number (it covers a number's characters, or is a
-    number token), else 0.
+    """For each text, 1 for each token that covers a number's characters or is a number token, else 0.
 
-    With ``[NUM]`` tokens this is ``tokenizer.number_mask``; a tokenizer that writes numbers as
-    ordinary text (a number spread over digit sub-words) needs it to tell number tokens from words.
-    ``kwargs`` go to the tokenizer call (``truncation``, ``max_length``): use the same as for the model inputs.
+    A tokenizer that writes numbers as text (digit sub-words) needs it to tell numbers from words.
+    ``kwargs`` go to the tokenizer call: use the model inputs' ``truncation`` and ``max_length``.
 
     Example:
         >>> tok = NumberBertTokenizer.from_pretrained(path)  # doctest: +SKIP
@@ -176,14 +155,14 @@ def _completion_mask(features: list[dict[str, Any]], attention_mask: torch.Tenso
 
 @dataclass
 class DataCollatorForNumberCausalLM:
-    """Pad (left or right) and build ``labels`` / ``number_labels`` for ``NumberGPT2ForCausalLM``.
+    """Pad (left or right) and build ``labels`` / ``number_labels`` for the causal LMs (``NumberGPT2ForCausalLM``, ...).
 
     Args:
         tokenizer: a number tokenizer (needs a ``pad_token``; for GPT-2 set ``pad_token = eos_token``).
         padding_side: ``"left"`` or ``"right"``; ``None`` uses ``tokenizer.padding_side``.
         pad_to_multiple_of: pad the length to a multiple of this.
-        completion_only: label only the tokens after each example's ``prompt_length`` (see the module
-            docstring); the prompt's tokens and numbers get ``-100`` / 1.0.
+        completion_only: label only the tokens after each example's ``prompt_length``
+            (:func:`prompt_lengths`); the prompt's tokens and numbers get ``-100`` / 1.0.
 
     Example:
         >>> collator = DataCollatorForNumberCausalLM(tokenizer)  # doctest: +SKIP
@@ -215,31 +194,24 @@ class DataCollatorForNumberCausalLM:
 
 @dataclass
 class DataCollatorForNumberMLM:
-    """Pad and mask for ``NumberBertForMaskedLM`` / ``NumberRobertaForMaskedLM``.
+    """Pad and mask for the masked LMs (``NumberBertForMaskedLM``, ...).
 
-    A masked number token becomes the mask token, its input number is reset to the neutral
-    value 1.0 and its true value is kept in ``number_labels``. Other masked tokens follow
-    BERT's scheme: 80% mask token, 10% a random (non-number) token, 10% unchanged.
-    Special tokens and padding are never masked.
+    A masked number token becomes the mask token with input value 1.0, its true value in
+    ``number_labels``; other masked tokens follow BERT's 80/10/10. Special tokens and padding are
+    never masked.
 
     Args:
         tokenizer: a number tokenizer with a ``mask_token``.
         mlm_probability: probability of masking each eligible token (xVal used 0.2–0.3).
         numbers_only: mask only number tokens (number-inference evaluation).
         whole_numbers: with ``numbers_only``, mask every number token (probability ignored).
-        completion_only: mask exactly the completion of each example (its tokens after
-            ``prompt_length``, special tokens aside; probability ignored), e.g. the answer of an
-            arithmetic problem, as xVal trained and evaluated arithmetic.
-        text_only: mask only text tokens, never a number (the floating-point embedding paper's
-            masked-word protocol; see the module docstring). Examples may carry a
-            ``number_token_mask``; with a tokenizer that has no number token they must.
+        completion_only: mask exactly each example's tokens after ``prompt_length``, special tokens
+            aside (probability ignored).
+        text_only: mask text tokens only, never a number nor a token of an example's
+            ``number_token_mask`` (required with a tokenizer that has no number token).
         pad_to_multiple_of: pad the length to a multiple of this.
-        seed: with a seed, each batch's masks are a function of (seed, the batch's padded token ids)
-            only, not of the global RNG or of how many batches came before: evaluation masks are the
-            same at every evaluation, and a resumed run masks exactly as the original did (a data
-            loader builds a batch ahead, so masks drawn from the global RNG would not survive a
-            checkpoint). Batches differ from epoch to epoch, so masks still vary. None draws from
-            torch's global RNG, like transformers' collators.
+        seed: masks depend only on the seed and the batch's padded token ids, so they repeat at
+            every evaluation and after a resume; None draws from torch's global RNG.
 
     Example:
         >>> collator = DataCollatorForNumberMLM(tokenizer, mlm_probability=0.3, seed=0)  # doctest: +SKIP

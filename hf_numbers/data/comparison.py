@@ -1,17 +1,8 @@
 """The BitTokens paper's comparison tasks (Kreitner, Hager et al., arXiv 2510.06824): MinMax and Interval.
 
-``minmax`` asks the smallest or the largest number of a list of 2 to 5, ``"max(412.7, -3.071, 408.9) = 412.7"``;
-``interval`` asks which interval of sorted bounds holds a number, ``"interval(5.25; 1.5, 3.75, 8.0) = 2"``.
-The paper names the intervals A, B, ... (``x < b1`` is A, ``b1 <= x < b2`` is B, ..., ``bn <= x`` the
-last) and answers the letter; here the answer is the interval's index (A is 0), a number like every
-answer of hf_numbers' tasks.
-
-As in the paper's generator, one example's numbers are close, so that comparing them takes more
-than their first digits: they share a scale ``10^e`` (``e`` uniform in ``exponents``) and a last
-place ``10^(e - digits + 1)``, and lie within ``10^s`` places of a centre of ``digits`` digits
-(``s`` uniform in 1..``digits``: from numbers sharing all but their last digits to numbers of
-either sign). Splits ``train``, ``validation``, ``test``, pairwise disjoint (no text repeats);
-the test split is drawn first from its own seeded stream, so it does not depend on the other sizes.
+``"max(412.7, -3.071, 408.9) = 412.7"`` and ``"interval(5.25; 1.5, 3.75, 8.0) = 2"`` (the interval's
+index, where the paper answers a letter). One example's numbers are close, so comparing them takes
+more than their first digits; how they are drawn: docs/training.md, "Tasks".
 """
 
 from __future__ import annotations
@@ -61,10 +52,9 @@ def minmax(
 ) -> DatasetDict:
     """The paper's MinMax: the minimum or the maximum (uniformly) of a list of close numbers.
 
-    ``list_length`` is the inclusive range of the list's length (2 to 10; the paper's 2 to 5); the
-    numbers are drawn as the module docstring says (``digits`` 2 to 12, ``exponents`` within +-8).
-    Text: ``"min(41.27, -3.071, 40.89) = -3.071"``. Extra columns: ``values`` (in written order),
-    ``operation`` (``min`` or ``max``).
+    ``list_length`` is the inclusive range of the list's length (2 to 10; the paper's 2 to 5),
+    ``digits`` (2 to 12) the numbers' significant digits, ``exponents`` (within +-8) their scales.
+    Text: ``"min(41.27, -3.071, 40.89) = -3.071"``. Extra columns: ``values``, ``operation``.
 
     Example:
         >>> row = minmax(train_size=4, validation_size=2, test_size=2)["train"][0]
@@ -110,11 +100,9 @@ def interval(
 ) -> DatasetDict:
     """The paper's Interval: which interval of ``n`` sorted bounds holds ``x``, answered by its index 0..n.
 
-    As in the paper, the interval is chosen uniformly among the ``n + 1`` (index 0: ``x < b1``; ``k``:
-    ``bk <= x < bk+1``; ``n``: ``bn <= x``), then ``x`` uniformly inside it at the bounds' last place (a
-    bound itself included); the outer intervals are ``(bn - b1) / n`` wide. ``n`` is drawn from
-    ``list_length`` (the paper's 2 to 5), the numbers as the module docstring says. Text:
-    ``"interval(5.25; 1.5, 3.75, 8.0) = 2"``. Extra columns: ``bounds`` (sorted), ``query`` (``x``).
+    Index 0 is ``x < b1``, ``k`` is ``bk <= x < bk+1``, ``n`` is ``bn <= x``; ``n`` is drawn from
+    ``list_length``, the numbers as for :func:`minmax`. Text: ``"interval(5.25; 1.5, 3.75, 8.0) = 2"``.
+    Extra columns: ``bounds`` (sorted), ``query`` (``x``).
 
     Example:
         >>> row = interval(train_size=4, validation_size=2, test_size=2)["train"][0]

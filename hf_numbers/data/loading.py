@@ -34,11 +34,9 @@ def load_task(
     options: Mapping[str, Any] | None = None,
 ) -> DatasetDict:
     """The task's splits: loaded from ``data_dir`` (a ``make-data`` folder, checked by
-    :func:`~hf_numbers.data.checks.load_saved_task`), or the task ``task`` generated.
-
-    A generated task takes ``train_size`` examples for training and ``eval_size`` for every
-    other split; tasks of a fixed size (``temperature``, cut from a real series) ignore them.
-    ``options`` go to the task's generator as keyword arguments (they win over the sizes and seed).
+    :func:`~hf_numbers.data.checks.load_saved_task`), or the task ``task`` generated with ``train_size``
+    training examples and ``eval_size`` in every other split (a fixed-size task ignores them).
+    ``options`` go to the task's generator and win over the sizes and seed.
 
     Example:
         >>> dd = load_task("lookup", train_size=20, eval_size=5)
@@ -113,17 +111,12 @@ def tokenize_dataset(
     end_with_eos: bool = False,
     number_token_mask: bool = False,
 ) -> DatasetDict:
-    """Tokenize ``text`` into ``input_ids``, ``attention_mask`` and ``input_numbers`` (the data's values:
-    the model applies its number scaling itself).
+    """Tokenize ``text`` into ``input_ids``, ``attention_mask`` and ``input_numbers`` (the data's own values).
 
-    Tasks with a ``prompt`` column also get ``prompt_length`` (its tokens), which the collators'
-    ``completion_only`` option reads. ``end_with_eos`` (causal LMs) ends every example with the
-    tokenizer's end-of-text token (texts are truncated to ``max_length - 1`` tokens so that it fits):
-    a model then learns where an answer stops, and generation stops there instead of writing on
-    (an answer of several tokens, as the text encodings write, would otherwise run into more digits).
-    ``number_token_mask=True`` adds the column of that name (1 for each token of a number, see
-    :func:`~hf_numbers.data.number_token_masks`; from the same tokenization), which the masked-LM
-    collator's ``text_only`` option reads.
+    Tasks with a ``prompt`` column also get ``prompt_length`` (for ``completion_only``).
+    ``end_with_eos`` (causal LMs) ends every example with the end-of-text token, within ``max_length``, so
+    that a model learns where an answer stops. ``number_token_mask=True`` adds that column
+    (:func:`~hf_numbers.data.number_token_masks`, for ``text_only``).
 
     Example:
         >>> tokenized = tokenize_dataset(dd, tokenizer, max_length=128)  # doctest: +SKIP

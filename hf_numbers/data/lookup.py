@@ -1,14 +1,4 @@
-"""xVal's number look-up task (Golkar et al., appendix B.6).
-
-A dictionary of single-letter keys and two-decimal values in ``[-3, 3]`` is followed by
-a query whose answer is one of the values::
-
-    {d:1.53, e:-1.33, k:0.07} e=-1.33
-
-No value inside the held-out open interval (default ``(0.3, 0.5)``) appears anywhere in
-``train``, ``validation`` or ``test``; in ``test_ood`` the queried value lies in that
-interval. The values already lie in xVal's working range, so no scaling is needed.
-"""
+"""xVal's number look-up task (Golkar et al., appendix B.6): ``{d:1.53, e:-1.33, k:0.07} e=-1.33``."""
 
 from __future__ import annotations
 
@@ -38,13 +28,9 @@ def lookup(
 ) -> DatasetDict:
     """Number look-up: find the value of a queried key in a small dictionary.
 
-    ``num_pairs`` is the inclusive range of the dictionary size (2 to 26 keys, distinct
-    lowercase letters). Values are uniform over the two-decimal numbers of ``[-3, 3]``
-    outside ``heldout`` (an open interval inside ``[-3, 3]``); for ``test_ood`` the queried
-    value is uniform over the two-decimal values inside ``heldout`` and the other
-    values are uniform over ``[-3, 3]``. Splits: ``train``, ``validation``, ``test``,
-    ``test_ood``; no text repeats across them. Extra columns: ``keys``, ``values``
-    (the dictionary, in written order) and ``query`` (the queried key).
+    ``num_pairs`` is the inclusive range of the dictionary's size (2 to 26 letters). Two-decimal values
+    lie in ``[-3, 3]``, never inside the open interval ``heldout`` except for the queried value of
+    ``test_ood``. Extra columns: ``keys``, ``values`` (in written order), ``query`` (the queried key).
 
     Example:
         >>> dd = lookup(train_size=4, validation_size=2, test_size=2, test_ood_size=2)

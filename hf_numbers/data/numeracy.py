@@ -1,45 +1,8 @@
-"""Masked-word numeracy: real numbers from ``vega_datasets`` in sentences whose masked word
-follows from those numbers (the floating-point embedding paper's protocol, Jin et al. Table 1).
+"""``numeracy_words``: masked-word numeracy (Jin et al. Table 1) on real numbers from ``vega_datasets``.
 
-The paper masks *words* (numbers stay visible) and asks whether a number encoding helps a
-frozen BERT predict them. Its corpora (Numeracy-600K, Wiki-Convert) cannot be downloaded
-here, and most of their words do not depend on the numbers. Here every sentence has one
-**target word** that is a fixed function of the sentence's numbers, and nothing else in the
-sentence varies within a template, so the text around the numbers carries no information
-about the word beyond the template's word frequencies (the number-blind baseline):
-
-=====================  ====================================================================  =========================
-template               sentence (target word in braces)                                      rule
-=====================  ====================================================================  =========================
-``temperature``        The thermometer read 48.2 degrees, so it was {cool} outside.          °F: < 45 cold, < 55 cool,
-                                                                                             < 65 mild, else warm
-``weight_unit``        The car weighs 3504 {pounds}. / The car weighs 1.752 {tons}.          integer >= 1000: pounds;
-                                                                                             below 10: (short) tons
-``weight_comparison``  The first car weighs 3504 pounds and the second 3693 pounds, so the  heavier if first > second
-                       first car is {lighter}.
-``price_change``       A share cost 39.81 dollars one month and 36.35 dollars the next, so  rose if second > first
-                       its price {fell}.
-``job_change``         Employment in the sector changed by -12.3 thousand jobs that month,   gain if > 0, else loss
-                       a {loss}.
-=====================  ====================================================================  =========================
-
-Sources (offline, in the ``vega_datasets`` package): hourly temperatures of Seattle and San
-Francisco (``seattle-temps``, ``sf-temps``, °F), car weights (``cars``, pounds), monthly share
-prices of five companies (``stocks``, consecutive months of one company) and monthly US
-employment by sector (``us-employment``, thousands; the change from one month to the next).
-Ties (equal weights or prices) and zero changes are left out. Every target word is one
-WordPiece token of the uncased BERT vocabulary (all-MiniLM-L6-v2's).
-
-**Held-out splits.** Each source value is assigned to ``train``, ``validation`` or ``test`` by
-a seeded shuffle (``split_fractions``): a temperature, a car weight (shared by the two car
-templates), a company-month, an employment change. A sentence belongs to a split when all its
-values do, so test sentences hold temperatures, weights and changes never seen in training:
-the model must read magnitudes, not memorise sentences. Each split draws its examples from the
-templates in turn (seeded), without repeating a sentence; a template whose candidates run out
-is skipped, and asking for more sentences than all templates hold is a ``ValueError``.
-
-Columns: ``text``, ``numbers`` (the value of every number in ``text``, in order), ``word`` (the
-target word), ``word_start`` (its character offset in ``text``) and ``template``.
+Every sentence has one target word that follows from its numbers (:data:`RULES`) and nothing else
+in its template varies, so the rest of the sentence tells no more about the word than the template's
+word frequencies. Templates, sources and held-out splits: docs/training.md, "Tasks".
 """
 
 from __future__ import annotations
@@ -265,10 +228,12 @@ def numeracy_words(
     split_fractions: tuple[float, float, float] = (0.8, 0.1, 0.1),
     seed: int = 0,
 ) -> DatasetDict:
-    """Sentences of real numbers whose target word follows from the numbers (see the module docstring).
+    """Sentences of real numbers whose target word follows from the numbers.
 
     ``templates`` picks some of :data:`TEMPLATES`; ``split_fractions`` are the ``(train,
-    validation, test)`` shares of each source's values. Extra column: ``template``.
+    validation, test)`` shares of each source's values (a sentence goes where all its values do).
+    Columns ``text``, ``numbers``, ``word``, ``word_start``, ``template``. ``ValueError`` when a split
+    asks for more sentences than the templates hold.
 
     Example:
         >>> dd = numeracy_words(train_size=10, validation_size=5, test_size=5)

@@ -1,38 +1,9 @@
 """xVal's planetary-orbit task (Golkar et al., §3.3 and appendix B.2), simulated with REBOUND.
 
-A star of mass 1 carries 2 to 5 planets (G = 1). As in xVal's generator, the masses are
-uniform in ``[1e-5, 5e-5]``, the semi-major axes evenly spaced from 1 to a value uniform
-in ``[1.5, 3]`` and then shuffled, the eccentricities uniform in ``[0, 0.1]``, the
-initial true longitudes uniform (all zero with probability 0.3); the run lasts an
-integer time in ``[15, 24]`` sampled at 30 to 59 evenly spaced times. Each example is
-one JSON object::
-
-    {"description":{"planets":[{"m":1.312,"a":1.944,"e":1.898}, ...],"stepsize":0.414},
-     "data":[[[x,y],[x,y], ...], ...]}
-
-``data[k][i]`` is planet ``i``'s barycentric position at time ``k * stepsize``.
-Normalisation follows xVal: in the text, masses are multiplied by 1e5 and eccentricities
-by 20, so every description value lies in ``[0, 5]``; systems whose positions leave
-``[-10, 10]`` are redrawn, as xVal did. Parameters are rounded to ``decimals`` decimals
-*before* simulating, so the text describes exactly the simulated system.
-
-Out-of-distribution splits, as in the paper: no ``train``/``validation``/``test`` system has
-its first planet's semi-major axis ``a1`` in ``heldout_a1`` or its step size in
-``heldout_stepsize``; ``test_ood_a1`` holds systems with ``a1`` in ``heldout_a1`` (step size
-outside its interval) and ``test_ood_stepsize`` systems with the step size in
-``heldout_stepsize`` (``a1`` outside its interval). The paper's exact intervals are not
-published with its code; the defaults lie inside the training ranges, so the OoD splits
-test interpolation.
-
-To fit a small compute budget (``num_planets``, ``max_times``), systems can have fewer planets
-and their series can be cut to the first ``max_times`` positions. The step size is still drawn as
-above (duration / (sample count - 1)), so its distribution does not change; ``a1`` depends on the
-planet count as in xVal (two planets: ``a1`` is 1 or in ``[1.5, 3]``, so choose ``heldout_a1`` there).
-
-The ``target`` option chooses the answer: ``"a1"`` (default), ``"e1"`` or ``"m1"`` (the first
-planet's text-scaled semi-major axis, eccentricity or mass) or ``"stepsize"``; it is a
-number inside the description, so this is a masked (number-inference) task. Default
-sizes (1,300 systems) take about 8 s of CPU time, mostly REBOUND's IAS15 integrator.
+Each example is a system's description and its planets' positions as JSON text; the answer is a
+number of the description, so this is a masked (number-inference) task. Two out-of-distribution
+splits hold out ranges of the first planet's semi-major axis and of the step size. The parameter
+distribution, the text format and the held-out splits: docs/training.md, "Tasks".
 """
 
 from __future__ import annotations
@@ -73,15 +44,12 @@ def orbits(
 ) -> DatasetDict:
     """Simulated planetary systems as JSON text, with held-out ``a1`` and step-size ranges.
 
-    ``heldout_a1`` must lie in ``[1, 3]`` and ``heldout_stepsize`` in ``[0.259, 0.828]`` (the
-    generator's ranges); ``decimals`` (2 to 6) is the number of decimals written for every
-    value; ``num_planets`` the inclusive range of planets per system (within 2 to 5, xVal's);
-    ``max_times`` (>= 2, or None for all) how many positions of each series are written.
-    Splits: ``train``, ``validation``, ``test``, ``test_ood_a1``, ``test_ood_stepsize``.
-    Extra columns, in the text's scaled units: ``masses``, ``semi_major_axes``,
-    ``eccentricities``, ``stepsize``, ``a1``, ``positions`` (``data`` as a nested list); in
-    simulation units: ``theta`` (initial true longitudes), ``num_steps`` and
-    ``energy_error`` (relative drift of the total energy over the run).
+    ``target``: ``"a1"``, ``"e1"``, ``"m1"`` or ``"stepsize"``. ``heldout_a1`` lies in ``[1, 3]``,
+    ``heldout_stepsize`` in ``[0.259, 0.828]``; ``decimals`` (2 to 6) are written for every value;
+    ``num_planets`` is an inclusive range within 2 to 5; ``max_times`` (>= 2, or None for all) cuts
+    each series. Extra columns (text units): ``masses``, ``semi_major_axes``, ``eccentricities``,
+    ``stepsize``, ``a1``, ``positions``; (simulation units) ``theta``, ``num_steps``, ``energy_error``
+    (relative energy drift).
 
     Example:
         >>> dd = orbits(train_size=2, validation_size=1, test_size=1, test_ood_a1_size=1, test_ood_stepsize_size=1)

@@ -1,12 +1,8 @@
 """``NumberScaler``: a saveable recipe for fitting a model's number scaling on training data.
 
-The map itself, its fitting and its application are :class:`~hf_numbers.modeling.number_scaling.NumberScaling`
-(``NumberScaling.fit(values, kind)``), which the model holds in its config. ``NumberScaler`` keeps
-the recipe a task recommends (``kind``: ``"identity"``, ``"standard"``, ``"maxabs"``, or
-``"affine"`` for the ``shift`` and ``scale`` you give; ``log``; ``max_abs``), fits it on dataset
-columns, checks values strictly (NaN or infinite values, and an unfitted scaler, raise
-``ValueError``) and saves it as ``number_scaler.json``. ``config_fields()`` (or
-``model.set_number_scaling(scaler)``) hands the fitted map to a model.
+The map itself is :class:`~hf_numbers.modeling.number_scaling.NumberScaling`, which the model holds in its
+config; ``NumberScaler`` adds the recipe a task recommends, fitting on dataset columns, strict checks of
+values and ``number_scaler.json``.
 """
 
 from __future__ import annotations
@@ -117,12 +113,9 @@ class NumberScaler:
         column: str = "numbers",
         extract_numbers: Callable[[str], Iterable[Any]] | None = None,
     ) -> NumberScaler:
-        """Fit on a ``datasets.Dataset`` column (or any mapping of column name to rows).
-
-        Without ``extract_numbers`` the column holds numbers or lists of numbers (the task
-        generators' ``numbers`` column). With it, the column holds text and
-        ``extract_numbers(text)`` returns the text's numbers, either as floats or as
-        ``(start, end, value)`` spans such as those of ``find_numbers``.
+        """Fit on a ``datasets.Dataset`` column (or any mapping of column name to rows) of numbers or lists
+        of numbers; with ``extract_numbers``, a text column and ``extract_numbers(text)`` giving floats or
+        ``(start, end, value)`` spans (as ``find_numbers`` does).
 
         Example:
             >>> rows = {"text": ["x=1.5, y=-2", "z=4"]}

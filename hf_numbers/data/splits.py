@@ -1,23 +1,6 @@
 """The splits of a task: one seeded random stream per split, draws kept unique across splits, and
-the ``DatasetDict`` they are assembled into.
-
-Every generated example carries the same core columns:
-
-``text``
-    the full text the model sees; numbers are plain decimals (no exponent).
-``prompt``
-    the text before the answer number: ``text.startswith(prompt + answer_text)``.
-``answer`` / ``answer_text``
-    the answer's float64 value and its literal as written in ``text``.
-``numbers``
-    the value of every number literal written in ``text``, in order (a sign glued
-    to a literal is part of it, as in ``x=-1.5``; an operator such as ``5 - 3`` is not).
-``answer_index``
-    the position of the answer in ``numbers``.
-
-Tasks whose answer is a **word** (a masked word that follows from the numbers, scored with
-masked-word perplexity and top-k accuracy) carry ``text``, ``numbers``, ``word`` (the target
-word) and ``word_start`` (its character offset in ``text``) instead (``WORD_FEATURES``).
+the ``DatasetDict`` they are assembled into, with the columns every example carries (:data:`CORE_FEATURES`,
+or :data:`WORD_FEATURES` for a word answer; their meaning: docs/training.md, "Tasks").
 """
 
 from __future__ import annotations
@@ -40,6 +23,7 @@ CORE_FEATURES = {
     "numbers": List(Value("float64")),
     "answer_index": Value("int32"),
 }
+"""The core columns of a task whose answer is a number."""
 
 WORD_FEATURES = {
     "text": Value("string"),
@@ -66,10 +50,7 @@ def shuffled_split(
 
 
 def split_rngs(seed: int, task: str, names: Sequence[str]) -> dict[str, np.random.Generator]:
-    """One independent, reproducible random stream per split.
-
-    A split's stream depends only on the seed, the task and the split's name, so
-    changing the size of one split never changes the random draws of another.
+    """One reproducible random stream per split, from the seed, the task and the split's name only.
 
     Example:
         >>> rngs = split_rngs(0, "lookup", ["train", "test"])
@@ -92,8 +73,8 @@ def draw_unique(
 ) -> dict[str, list[T]]:
     """Draw ``sizes[split]`` examples per split with no key repeated within or across splits.
 
-    Splits are filled in the order of ``sizes``; list held-out and test splits first
-    so that they do not depend on the size of the training split.
+    Splits are filled in the order of ``sizes``: list held-out and test splits first, so that they do not
+    depend on the training split's size. ``ValueError`` when the task has too few distinct examples.
 
     Example:
         >>> import numpy as np

@@ -1,28 +1,6 @@
-"""Registry of the papers' tasks: build any of them by name, and fit its number scaler.
+"""Registry of the papers' tasks (:data:`TASKS`): build any of them by name, and fit its number scaler.
 
-===================  ===========================================  ==========================================
-name                 source                                       splits
-===================  ===========================================  ==========================================
-``multiplication``   xVal §3.1, 3/4/5-digit multiplication        train, validation, test
-``multi_operand``    xVal §3.1, binary trees of + - * (2-4 ops)   train, validation, test
-``fone_arithmetic``  FoNE, int / decimal add, subtract, multiply  train, validation, test
-``lookup``           xVal appendix B.6, number look-up            train, validation, test, test_ood
-``orbits``           xVal §3.3 / B.2, REBOUND planetary orbits    train, validation, test, test_ood_a1,
-                                                                  test_ood_stepsize
-``temperature``      xVal §3.2 style, vega_datasets hourly temps  train, validation, test
-``numeracy_words``   floating-point embedding paper, Table 1:     train, validation, test
-                     masked words that follow from the numbers
-``minmax``           BitTokens, MinMax: the min or max of a list  train, validation, test
-``interval``         BitTokens, Interval: which interval of       train, validation, test
-                     sorted bounds holds a number
-``division``         BitTokens, division rounded to 6 digits      train, validation, test
-===================  ===========================================  ==========================================
-
-Every split is a ``datasets.Dataset`` with the columns ``text``, ``prompt``, ``answer``,
-``answer_text``, ``numbers`` and ``answer_index`` (see ``hf_numbers.data.splits``) plus
-task-specific columns documented on each builder. ``numeracy_words``, whose answer is a word,
-has ``text``, ``numbers``, ``word`` and ``word_start`` instead (``WORD_FEATURES``), and is
-scored with masked-word perplexity and top-k accuracy.
+What each task is, its splits and its columns: docs/training.md, "Tasks".
 """
 
 from __future__ import annotations
@@ -50,10 +28,9 @@ TASK_FILE = "hf_numbers_task.json"
 class TaskSpec:
     """A task: its builder, the number scaling that suits xVal-style encodings, and its training recipe.
 
-    ``scaling`` holds the keyword arguments of :class:`NumberScaler`. Encodings that read
-    digits (FoNE, float bits) want the raw values: use ``NumberScaler("identity")`` for them.
-    ``training_defaults`` are the task's recommended values of ``NumberTrainingArguments`` fields
-    (model size, steps, batch, learning rate, completion-only loss); explicit arguments win.
+    ``scaling`` holds the keyword arguments of :class:`NumberScaler` (encodings that read digits
+    or bits see raw values instead). ``training_defaults`` are the task's recommended
+    ``NumberTrainingArguments`` values; explicit arguments win.
 
     Example:
         >>> TASKS["lookup"].scaling
@@ -71,11 +48,7 @@ class TaskSpec:
 # them is noise that kept FoNE at 0% exact match on addition).
 _ANSWER_ONLY = {"completion_only": True}
 # FoNE's 6-digit addition (Zhou et al., Fig. 2: 6,400 examples suffice for >= 99%), on the Llama backbone
-# as in the paper. Measured on a 2-core CPU (README, "Results"): GPT-2 of the same size (3.26M parameters,
-# Llama 3.29M) and budget left one digit place (the tens) at chance on data seeds 1 and 3 and then memorised
-# it (8-9% exact match); Llama learned every place on seeds 0 and 3 (>= 99.9%). A likely reason, not
-# isolated from Llama's other differences (RoPE, RMSNorm): angle addition, the core of FoNE arithmetic,
-# multiplies the operands' features, which a gated (SwiGLU) MLP forms directly.
+# as in the paper; GPT-2 at this budget failed on some data seeds (docs/results/fone.md).
 _FONE_RECIPE = {
     **_ANSWER_ONLY,
     "backbone": "llama",
@@ -104,7 +77,7 @@ TASKS: dict[str, TaskSpec] = {
     "temperature": TaskSpec(temperature, {"kind": "standard"}),
     # The floating-point embedding paper's protocol: a masked LM, text tokens masked (15%, numbers stay
     # visible), masked-word metrics. The size and budget suit a frozen all-MiniLM-L6-v2 on a 2-core CPU
-    # (README, "Results"); values span 0.4 to 5140 and carry signs, hence the signed-log scaling for xVal.
+    # (docs/results/frozen-bert.md); values span 0.4 to 5140 and carry signs, hence the signed-log scaling for xVal.
     "numeracy_words": TaskSpec(
         numeracy_words,
         {"kind": "maxabs", "log": True},

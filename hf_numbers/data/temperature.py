@@ -1,24 +1,7 @@
-"""Real hourly temperatures from the ``vega_datasets`` package, as xVal-style JSON samples.
+"""Real hourly temperatures from the ``vega_datasets`` package (offline), as xVal-style JSON samples.
 
-The package ships two hourly series for 2010 offline (``local_data``): Seattle
-(``seattle-temps``) and San Francisco (``sf-temps``), in degrees Fahrenheit with one
-decimal. Each example is a window of ``window`` consecutive hours of one city, written
-like xVal's temperature task (Golkar et al., §3.2): a description with the station's
-coordinates and the window's start, then the series, whose last value is the answer::
-
-    {"description":{"coords":[47.61,-122.33],"start":[3,14,6]},"data":[41.2,40.8, ...,44.6]}
-
-``start`` is ``[month, day, hour]``. The prompt ends just before the last value, so the
-task is next-step forecasting for a causal LM or masked inference of the last value for
-a masked LM.
-
-Splits are by time, with no window shared or overlapping across splits: the year is cut
-into blocks of ``block_days`` days, each block is assigned to ``train``/``validation``/``test``
-by a seeded shuffle in proportion to ``split_fractions``, and windows never cross a block
-boundary or a gap in the series (the data skip one hour at the start of daylight saving
-time). Temperatures are written as recorded (°F); normalise them with
-``NumberScaler("standard")`` fitted on the training split, which is what
-``hf_numbers.data.task_scaler("temperature", ...)`` returns. There is no OoD split.
+Each example is a window of hours of one city, its last value the answer; splits are blocks of days,
+so no window is shared across splits. The format and the splits: docs/training.md, "Tasks".
 """
 
 from __future__ import annotations
@@ -44,9 +27,7 @@ CITIES = {
 
 
 def load_city_temperatures(city: str) -> pd.DataFrame:
-    """The hourly series of ``city`` (``"seattle"`` or ``"sf"``) with columns ``date`` and ``temp``.
-
-    Read from the CSV file inside the ``vega_datasets`` package; no network is used.
+    """The hourly series of ``city`` (``"seattle"`` or ``"sf"``; ``vega_datasets``) with columns ``date``, ``temp``.
 
     Example:
         >>> df = load_city_temperatures("seattle")
@@ -69,14 +50,10 @@ def temperature(
 ) -> DatasetDict:
     """Windows of real hourly temperatures; predict the window's last value.
 
-    ``window`` (2 to 168 hours) is the number of values per example, ``stride`` (>= 1
-    hour) the shift between consecutive windows, ``block_days`` (>= 1, and at least
-    ``window`` hours long) the length of the time blocks assigned to splits, and
-    ``split_fractions`` the ``(train, validation, test)`` shares of blocks (non-negative,
-    summing to 1, train > 0). Sizes follow from the data: with the defaults 2,044
-    training, 300 validation and 250 test windows. Extra columns: ``city``, ``start``
-    (ISO timestamp of the first hour), ``start_index`` (row of the first hour in the
-    city's ``load_city_temperatures`` frame) and ``values`` (the window's temperatures).
+    ``window`` (2 to 168) values per example, one window every ``stride`` hours; ``block_days`` (at
+    least ``window`` hours) is the length of the blocks assigned to splits in the ``(train, validation,
+    test)`` shares ``split_fractions``. Sizes follow from the data. Extra columns: ``city``, ``start``
+    (ISO time of the first hour), ``start_index`` (its row in :func:`load_city_temperatures`), ``values``.
 
     Example:
         >>> dd = temperature(cities=["sf"], window=12, stride=24)

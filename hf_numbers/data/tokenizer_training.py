@@ -1,10 +1,5 @@
-"""Train a small tokenizer on a corpus, for models trained from scratch.
-
-:func:`train_number_tokenizer` replaces numbers by the number token before training, so no
-vocabulary is spent on digits; the result is the backbone's number tokenizer, like one loaded
-from a pretrained folder. :func:`train_plain_tokenizer` trains the backbone's plain
-transformers tokenizer (tests and benchmarks compare the two). The backbone's spec says which
-tokenizer model to train (``spec.tokenizer_model``) and its special tokens.
+"""Train a small tokenizer on a corpus, for models trained from scratch: the backbone's number tokenizer
+(:func:`train_number_tokenizer`) or its plain transformers tokenizer (:func:`train_plain_tokenizer`).
 """
 
 from __future__ import annotations
@@ -116,10 +111,8 @@ def train_plain_tokenizer(
 ) -> Any:
     """Train the backbone's plain transformers tokenizer (``spec.plain_tokenizer_class``) on ``texts``.
 
-    The tokenizer gets the spec's ``tokenizer_options`` (Llama adds its BOS token). ``keep_whole``
-    strings are never split while training. The BPE backbones still learn pieces of their text (for
-    ``[NUM]``: ``[NU``, ``M]``, a few entries), kept so that models trained before stay reproducible;
-    BERT's WordPiece learns none (the text between them is its training text).
+    ``keep_whole`` strings are never split while training (BPE vocabularies still learn a few of their
+    pieces, such as ``[NU``, which keeps earlier vocabularies reproducible).
 
     Example:
         >>> tok = train_plain_tokenizer(["x = 1.5, y = -2"] * 10, "roberta", vocab_size=300)
@@ -149,13 +142,10 @@ def train_number_tokenizer(
 ) -> NumberTokenizerMixin:
     """Train a number tokenizer of the given backbone's kind on ``texts``.
 
-    GPT-2 / RoBERTa / ModernBERT get a byte-level BPE (every byte is in the vocabulary, so no
-    text is unknown; ModernBERT's with its ``[CLS]``, ``[SEP]``, ``[PAD]``, ``[MASK]`` tokens, where
-    the original has a GPT-NeoX BPE), Llama a SentencePiece-style BPE with byte fallback and a
-    BOS token, BERT a lower-casing WordPiece. A tokenizer without a pad token (GPT-2, Llama)
-    pads with its eos token. ``number_scheme`` and ``scheme_options`` (``scheme_digits``,
-    ``scheme_min_exponent``, ``scheme_max_exponent``) go to the tokenizer (see
-    ``NumberTokenizerMixin``); a scheme's tokens come on top of the ``vocab_size`` learned ones.
+    Numbers are replaced by the number token first, so no vocabulary is spent on digits; the
+    backbone's spec says which tokenizer model is trained. A tokenizer without a pad token (GPT-2,
+    Llama) pads with its eos token. ``number_scheme`` and ``scheme_options`` (``scheme_digits``, ...)
+    go to the tokenizer; a scheme's tokens come on top of the ``vocab_size`` learned ones.
 
     Example:
         >>> tok = train_number_tokenizer(["x = 1.5, y = -2"] * 10, "gpt2", vocab_size=300)

@@ -6,10 +6,8 @@
     metric.add_batch(predictions=logits, references=labels)   # (B, L, V) and (B, L), -100 ignored
     metric.compute()                                          # {'count', 'perplexity', 'top1', 'top5', 'top20'}
 
-or used directly as ``MaskedWordMetrics()``. Each batch is reduced on arrival to two numbers
-per masked token (its cross-entropy and the rank of its true id), which is all the metrics need,
-so a vocabulary of logits per token is never stored. It imports only ``masked_word_metrics.py`` (by a
-relative import, which ``evaluate.load`` copies along), never the rest of ``hf_numbers``.
+or used directly as ``MaskedWordMetrics()``. Each batch is reduced on arrival to two numbers per masked
+token, so logits are never stored. It imports only ``masked_word_metrics.py`` (which ``evaluate.load`` copies).
 """
 
 from __future__ import annotations

@@ -4,9 +4,8 @@
     from hf_numbers.evaluation import evaluate_number_metrics
     metric = evaluate.load(evaluate_number_metrics.__file__)
 
-or used directly as ``NumberMetrics()``. It imports only ``number_metrics.py`` (by a relative
-import, which ``evaluate.load`` copies along), never the rest of ``hf_numbers``. Importing
-``evaluate`` takes seconds, which is why this lives apart from ``number_metrics.py``.
+or used directly as ``NumberMetrics()``. It imports only ``number_metrics.py`` (which ``evaluate.load``
+copies); it lives apart from it because importing ``evaluate`` takes seconds.
 """
 
 from __future__ import annotations

@@ -1,19 +1,8 @@
 """Masked-word metrics of the floating-point embedding paper (Jin et al., Table 1), from token logits.
 
-Over the masked tokens (labels other than ``ignore_index``, -100 as in transformers):
-
-* ``perplexity``: ``exp`` of the mean cross-entropy (natural log) of their true ids;
-* ``top1``, ``top5``, ``top20`` (any ``top_k``): share of them whose true id is among the ``k``
-  highest logits. The true id's rank is the number of ids with a strictly higher logit, so a
-  tie counts for the true id;
-* ``count``: how many tokens were scored.
-
-Perplexity and top-k are ``None`` when no token is masked. Both follow from two numbers per
-token, its cross-entropy and its rank (:func:`masked_token_statistics`), so metrics of several
-batches are those of the concatenated statistics (:func:`summarize_masked_tokens`); the
-``evaluate`` module (``evaluate_masked_word_metrics.py``) stores exactly these.
-
-This module needs only numpy (and reads torch tensors without importing torch).
+``perplexity`` (exp of the mean cross-entropy) and ``top{k}`` accuracy over the masked tokens (labels other
+than -100; a tie counts for the true id), None when none is masked. Both follow from two numbers per token
+(:func:`masked_token_statistics`), so batches combine (:func:`summarize_masked_tokens`). Numpy only.
 
 Example:
     >>> logits = np.log([[[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]]])

@@ -1,13 +1,8 @@
 """Masked-word evaluation of a masked LM, one word at a time (the floating-point embedding paper's protocol).
 
-Every text token of a text (not a special token, not part of a number: numbers stay visible)
-is masked alone, with the rest of the text visible, and the model's logits at that position
-give the true token's cross-entropy and rank (:mod:`~hf_numbers.evaluation.masked_word_metrics`).
-Tokens of a text's **target word** (a task's answer word, e.g. the word that follows from the
-numbers in ``numeracy_words``) are scored the same way and also reported on their own.
-
-Cost: one forward pass per scored token (batched, with logits computed at the masked position
-only), so a split of N texts of T words costs about N x T sequence passes.
+Every text token (not a special token, not part of a number: numbers stay visible) is masked alone and
+scored by its cross-entropy and rank; the tokens of a text's target word are also reported on their own.
+Cost: one forward pass per scored token (batched; logits at the masked position only).
 """
 
 from __future__ import annotations

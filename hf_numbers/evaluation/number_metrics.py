@@ -1,26 +1,7 @@
-"""Number metrics of the xVal and FoNE papers, usable directly or through ``evaluate``.
+"""Number metrics of the xVal, FoNE and BitTokens papers (:data:`METRIC_NAMES`), with numpy only.
 
-* ``mse`` and ``r2``: mean squared error and coefficient of determination (xVal's tables),
-  over the valid predictions;
-* ``r2_log``: ``r2`` of the signed logarithms ``sign(x) log10(1 + |x|)``, for answers that span
-  orders of magnitude (products), where a few large values dominate ``r2``;
-* ``exact_match``: share of predictions equal to the reference (FoNE);
-* ``log_smape``: BitTokens' log-sMAPE score, the mean over examples of
-  ``min(1, -log10(sMAPE) / 15)`` with ``sMAPE = |p - r| / (|p| + |r|)``: about the share of a float64's
-  15 significant digits that are right (1: exact or nearly, 0: wrong sign or invalid); see
-  :func:`log_smape_scores`;
-* ``within_1pct``: share of predictions within 1% of the reference (relative error <= 0.01);
-* ``accuracy_2sf``, ``accuracy_3sf``: share of predictions equal to the reference once both
-  are rounded to 2 or 3 significant figures (xVal appendix B.6);
-* ``invalid_rate``: share of predictions that are not a finite number (``None``, NaN,
-  infinity, or a string that does not parse as a number).
-
-Accuracies and ``invalid_rate`` count every example (an invalid prediction is wrong);
-``mse`` and ``r2`` use only the valid ones and are ``None`` where undefined (no valid
-prediction; for ``r2`` fewer than two, or references that do not vary).
-
-This module needs only numpy; ``hf_numbers.evaluation.evaluate_number_metrics`` wraps it as an
-``evaluate`` metric (``NumberMetrics``).
+What each metric means, and which count invalid predictions: docs/training.md, "Evaluation and metrics".
+``evaluate_number_metrics.py`` wraps them as an ``evaluate`` metric (``NumberMetrics``).
 """
 
 from __future__ import annotations
@@ -48,11 +29,8 @@ METRIC_NAMES = (
 
 
 def parse_predictions(predictions: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Turn predictions into float64 values and a validity mask.
-
-    Valid: a finite int / float / numpy number, or a string that ``float()`` parses to a
-    finite value (surrounding spaces allowed). Everything else (``None``, NaN, infinity,
-    ``bool``, ``"n/a"``, ``"inf"``, lists) is invalid and gets the value NaN.
+    """Predictions as float64 values and a validity mask: a finite number, or a string ``float()`` parses
+    to one, is valid; anything else (``None``, NaN, ``bool``, ``"inf"``, lists) is invalid and NaN.
 
     Example:
         >>> values, valid = parse_predictions([1.5, "2", None, "abc", float("nan")])
@@ -133,10 +111,8 @@ def compute_number_metrics(
     sig_figs: Sequence[int] = (2, 3),
     exact_decimals: int | None = None,
 ) -> dict[str, float | int | None]:
-    """All number metrics for one set of predictions (see the module docstring).
-
-    ``exact_decimals`` rounds both sides before exact matching, for predictions decoded
-    at lower precision (e.g. float32) than the references' written decimals.
+    """All number metrics (:data:`METRIC_NAMES`; docs/training.md, "Evaluation and metrics") of one set of
+    predictions. ``exact_decimals`` rounds both sides before exact matching.
 
     Example:
         >>> m = compute_number_metrics([1.0, 2.1, None, 4.0], [1.0, 2.0, 3.0, 4.0])
@@ -178,9 +154,8 @@ def compute_number_metrics(
 def log_smape_scores(values: np.ndarray, refs: np.ndarray, digits: int = LOG_SMAPE_DIGITS) -> np.ndarray:
     """BitTokens' log-sMAPE score of each prediction, in [0, 1]: ``min(1, -log10(sMAPE + 1e-100) / digits)``.
 
-    ``sMAPE = |p - r| / (|p| + |r|)`` (0 where both are 0; computed on values divided by the larger magnitude,
-    so that it never overflows), so the score is about the share of ``digits`` significant digits that are right:
-    1 for an exact prediction (or one within ``10^-digits``), 0 for one of the wrong sign, or invalid (NaN).
+    ``sMAPE = |p - r| / (|p| + |r|)`` (0 where both are 0), so the score is about the share of ``digits``
+    significant digits that are right: 0 for the wrong sign or an invalid (NaN) prediction.
 
     Example:
         >>> log_smape_scores(np.array([9.0, 11.0, 1.0001, -5.0, np.nan]), np.array([9.0, 9.0, 0.9999, 5.0, 1.0]))

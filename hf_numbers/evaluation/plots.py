@@ -1,14 +1,6 @@
-"""PNG plots of number predictions, drawn with matplotlib's Agg canvas.
-
-The figures are built on ``matplotlib.figure.Figure`` with an Agg canvas, never through
-``pyplot``, so they need no display and leave the global backend untouched.
-
-* :func:`plot_predicted_vs_true`: predicted against true values, with the ``y = x`` line;
-* :func:`plot_prediction_vs_parameter`: predictions (and true values) against a parameter,
-  with its held-out interval shaded, in the style of xVal's Figure 5.
-
-Both colour points by ``groups`` (for instance the split of each example), skip invalid
-predictions (counted in the legend) and return the path of the PNG they wrote.
+"""PNG plots of number predictions, drawn on a matplotlib ``Figure`` with an Agg canvas (never ``pyplot``: no
+display needed, the global backend untouched). Points are coloured by ``groups`` (e.g. the split); invalid
+predictions are skipped and counted in the legend.
 """
 
 from __future__ import annotations
@@ -112,9 +104,8 @@ def plot_prediction_vs_parameter(
 ) -> Path:
     """Predictions against a (held-out) parameter, xVal Figure 5 style; write a PNG to ``path``.
 
-    ``references`` (optional) are drawn as black crosses; ``heldout=(low, high)`` shades the
-    interval that training never saw. When the prediction *is* the parameter (e.g. a
-    masked ``a1``), pass ``references=parameter``.
+    ``references`` (optional) are drawn as crosses (pass ``references=parameter`` when the prediction is the
+    parameter, e.g. a masked ``a1``); ``heldout=(low, high)`` shades the interval training never saw.
 
     Example:
         >>> import tempfile, os

@@ -1,31 +1,9 @@
-"""Predict the answer number of task examples with a Number* model.
+"""Predict the answer number of task examples (the ``answer_index``-th number of each ``text``) with a Number* model.
 
-Every task example has a ``text`` whose ``answer_index``-th number (:func:`find_numbers`) is
-the answer.
-
-**Number encodings** (a number module; one number token per number). A causal model predicts
-the answer from the text before it (the prediction at the previous position, which is what
-greedy generation after the prompt emits first); a masked model gets the answer's number token
-masked and predicts it in place. The prediction is valid when the token head's argmax at that
-position is a number token and every logit there and the value are finite; the number head gives
-the value, in the data's units (the model applies its number scaling; a value beyond float64
-after the inverse of a log scaling is invalid).
-
-**Text encodings** (``text``, ``p10``, ``p1000``, ``b1999``, ``fp15``: the answer is tokens).
-A prediction is the text the model writes, parsed back to a number: a causal model generates
-greedily after the prompt (the tokens before the answer's first token), as many new tokens as a
-scheme's number takes (:data:`TEXT_ANSWER_TOKENS` for ``text``), and the first number of the
-continuation is the prediction; a masked model gets every token of the answer masked and fills
-them, and the number their text holds (whitespace removed: BERT's decoder spaces punctuation) is
-the prediction. No number in that text (a malformed run of scheme tokens never parses) is an
-invalid prediction (None), and so is a text chosen from a non-finite logit (argmax takes a NaN
-as the largest), as for the number encodings: a causal row with a NaN or infinite logit at any
-step it generated, a masked row with one at any of its answer's masked positions. Masking all
-the answer's tokens tells the model how many there are, which with ``text``'s variable-length
-numbers leaks a hint of the answer (xVal's appendix B.3); the schemes write every number with
-the same count. An answer whose first token also holds text before it (a byte-level BPE's ``=-`` in
-``m=-2.5``) is an error (:func:`~hf_numbers.data.checks.check_answer_boundary`): what the model is given
-would depend on the answer.
+A number encoding's value comes from the number head where the token head picks a number token; a text
+encoding's is the number in the text the model generates (causal) or fills in (masked). When a prediction
+is valid, and why an answer may not share a token with the text before it: docs/training.md, "Evaluation
+and metrics", and docs/text-baselines.md.
 """
 
 from __future__ import annotations
@@ -68,9 +46,10 @@ def predict_answers(
     batch_size: int = 64,
     max_length: int | None = None,
 ) -> list[float | None]:
-    """The model's value for each example's answer number, or None where it predicts no number.
+    """The model's value for each example's answer number (in the data's units), or None where it predicts none.
 
-    Text encodings are predicted from text (see the module docstring).
+    ``ValueError`` when an answer is missing from the tokenized text (raise ``max_length``) or, for a text
+    encoding, shares its first token with the text before it.
 
     Example:
         >>> split = dataset["test"]  # doctest: +SKIP

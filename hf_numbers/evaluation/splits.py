@@ -30,23 +30,10 @@ def evaluate_splits(
 ) -> dict[str, Any]:
     """Metrics of every non-training split, its plots, ``metrics.json`` and ``predictions.json`` in ``output_dir``.
 
-    Every split except ``train`` is scored. Splits with a number answer (``answer_index``):
-    :func:`predict_answers`, then :func:`compute_number_metrics` (exact match at the answers'
-    written precision). Splits with a target word (``word``, ``word_start``), and every split when
-    ``masked_words`` (the masked-word protocol, ``text_only`` training): masked-word perplexity and
-    top-k accuracy, each text token masked alone (:func:`score_masked_words`: ``masked_*`` over
-    every text token, ``target_*`` over the target words). Plots (number answers only): the
-    predicted-vs-true scatter, and for each ``test_ood_<column>`` split the prediction against
-    the held-out parameter. Values are the data's own (the model applies its number scaling).
-    ``predictions.json`` holds, per split, every prediction (None where invalid) and reference,
-    and every masked-word score (``masked_tokens``: text index, token position, cross-entropy, rank,
-    whether the token is the target word), for analyses beyond the metrics (e.g. comparing encodings
-    example by example).
-
-    ``few_shot`` texts (solved examples, e.g. training ones) are written before every evaluated text, one per
-    line: a pretrained model's few-shot prompt.
-
-    Returns ``{"metrics": {split: metrics}, "plot": first plot path or None, "plots": every plot path}``.
+    Splits with a number answer (``answer_index``): :func:`predict_answers` and :func:`compute_number_metrics`.
+    Splits with a target word, and every split with ``masked_words``: :func:`score_masked_words`
+    (``masked_*`` and ``target_*`` metrics). ``few_shot`` texts are written before every evaluated text,
+    one per line. Returns ``{"metrics": {split: metrics}, "plot": first plot or None, "plots": [...]}``.
 
     Example:
         >>> summary = evaluate_splits(model, tokenizer, dataset, 128, "runs/eval")  # doctest: +SKIP

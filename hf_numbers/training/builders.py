@@ -84,10 +84,8 @@ def build_tokenizer(args: NumberTrainingArguments, dataset: DatasetDict) -> Any:
 def encoding_options_for(args: NumberTrainingArguments, dataset: DatasetDict | None = None) -> dict[str, Any]:
     """The chosen encoding's options: those given in ``args``, the others fitted to ``dataset``'s numbers.
 
-    The encoding fits its options (FoNE's digit places, the exponent bins' range, a text scheme's
-    exponent range for its digits) so that every number of every split is representable (an
-    out-of-range value is a ``ValueError`` in the model or tokenizer); options it does not fit,
-    or without ``dataset``, keep the config's defaults.
+    Fitted options (FoNE's digit places, the exponent bins' range, ...) represent every number of every
+    split; without ``dataset``, the others keep the config's defaults.
 
     Example:
         >>> encoding_options_for(NumberTrainingArguments(number_encoding="fone"), dd)  # doctest: +SKIP
@@ -106,11 +104,9 @@ def encoding_options_for(args: NumberTrainingArguments, dataset: DatasetDict | N
 def build_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetDict | None = None) -> Any:
     """A pretrained backbone adapted to numbers, or a new small model sized by ``args``.
 
-    With ``dataset``, the encoding's options are fitted to its numbers (see :func:`encoding_options_for`)
-    and the number scaling (:func:`make_scaler`) to its training numbers; the model applies the
-    scaling itself, so it takes and returns values in the data's units.
-    The tokenizer's ``model_max_length`` becomes the model's positions (at most), so that it is saved
-    with the tokenizer and ``truncation=True`` cuts a text to what the model can read.
+    With ``dataset``, the encoding's options (:func:`encoding_options_for`) and the number scaling
+    (:func:`make_scaler`) are fitted to it. The tokenizer's ``model_max_length`` is capped at the model's
+    positions, so that ``truncation=True`` cuts a text to what the model can read.
 
     Example:
         >>> model = build_model(args, tokenizer, dataset)  # doctest: +SKIP
@@ -172,8 +168,7 @@ def make_collator(args: NumberTrainingArguments, tokenizer: Any) -> Any:
     """The collator of the backbone's kind: causal LM labels, or masked-LM masking (``completion_only``: the
     answer; ``text_only``: words only, numbers visible).
 
-    MLM masks are seeded by batch content (``args.seed``): exact resume, the same evaluation
-    masks every time.
+    MLM masks are seeded by batch content (``args.seed``), so a resume is exact.
 
     Example:
         >>> collator = make_collator(NumberTrainingArguments(backbone="bert"), tokenizer)  # doctest: +SKIP

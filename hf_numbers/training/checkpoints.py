@@ -1,34 +1,10 @@
 """Training checkpoints that load no pickle: written atomically, checked on resume, rotated.
 
-A checkpoint is the folder ``<output_dir>/checkpoint-<step>/``. Like a ``Trainer`` checkpoint it
-is also a saved model: ``save_pretrained`` writes the model (``config.json``, its code and
-``model.safetensors``; the number scaling is in the config) and whatever the run saves with it
-(the tokenizer files), so ``AutoModel.from_pretrained`` and ``hf-numbers evaluate --checkpoint`` load it. Resume reads:
-
-==============================  ==============================================================
-``model.safetensors``           the model's weights (as ``save_pretrained`` writes them)
-``optimizer.pt``                the optimizer's state dict, read back with
-                                ``torch.load(weights_only=True)`` (tensors and plain values only)
-``trainer_state.json``          step, epoch, batches seen in the epoch, Accelerate's micro-batch
-                                counter, number of processes, the learning-rate scheduler's and
-                                the fp16 gradient scaler's states, and the log history so far
-``process_<rank>.safetensors``  each process's random states (Python, NumPy, torch CPU, every
-                                CUDA device) and its loss sums since the last log; the scalars
-                                are JSON in the file's metadata
-==============================  ==============================================================
-
-Resume reads nothing else (a planted ``*.pkl`` is never opened) and unpickles nothing but
-``optimizer.pt``, whose weights-only loader refuses anything but tensors and plain values.
-A checkpoint is written to ``checkpoint-<step>.tmp`` and renamed when complete, so a run killed
-while saving never leaves a half checkpoint that resume would pick.
-
-Under ``--fsdp`` (see :mod:`.sharding`) ``model.safetensors`` and ``optimizer.pt`` give way to ``dcp/``, the
-shards every process writes with ``torch.distributed.checkpoint`` (tensors only; its metadata file is read by
-an unpickler that admits only DCP's metadata classes), and ``trainer_state.json`` also holds ``"sharded": true``
-and the optimizer's parameter groups. Such a checkpoint resumes under ``--fsdp`` with as many processes as
-saved it; the loadable model of the run is ``final/``. Under ``--lora_r`` ``model.safetensors`` gives way to
-PEFT's ``adapter_model.safetensors`` (with ``adapter_config.json``): the adapters, the number module and the new
-token rows, the only weights that train.
+``<output_dir>/checkpoint-<step>/`` is also a saved model (``save_pretrained`` of the model and the
+tokenizer). Resume reads only ``model.safetensors``, ``optimizer.pt`` (``torch.load(weights_only=True)``),
+``trainer_state.json`` and one ``process_<rank>.safetensors`` of random states per process; ``--fsdp``
+and ``--lora_r`` change the weights' files. The format and its safety rules: docs/training.md,
+"Checkpoints, resume and safety".
 
 Example:
     >>> list_checkpoints("/nonexistent")
@@ -147,10 +123,8 @@ def _process_file(index: int) -> str:
 
 
 def _disk_full(error: Exception) -> bool:
-    """Whether ``error`` reports a full disk: ENOSPC, or the text of it that safetensors gives (``No space left
-    on device (os error 28)``), or how ``torch.save``'s zip writer (``inline_container.cc``) reports the short
-    write, without an errno: ``unexpected pos 576 vs 534``, or ``PytorchStreamWriter failed writing file ...:
-    file write failed``.
+    """Whether ``error`` reports a full disk: ENOSPC, safetensors' ``No space left on device``, or
+    ``torch.save``'s short write without an errno (``unexpected pos ...``, ``file write failed``).
 
     Example:
         >>> _disk_full(RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 576 vs 534"))
@@ -177,12 +151,9 @@ def save_checkpoint(
 ) -> Path:
     """Save the current step atomically, then keep only the newest ``keep`` checkpoints (0 keeps all).
 
-    The model is written with ``save_pretrained``, and so is each object of ``save_with`` (the
-    tokenizer), so the checkpoint loads with ``from_pretrained``. A full disk is an ``OSError`` (ENOSPC)
-    saying so and naming the checkpoint, whatever the writer that met it; the half-written checkpoint is
-    removed and the earlier ones stay as they were. With ``sharded`` (``--fsdp``), every process writes its
-    shards of the model and optimizer into ``dcp/`` (see :mod:`.sharding`) and the main process the config;
-    such a checkpoint is for resuming (``final/`` is the loadable model).
+    The model and each object of ``save_with`` (the tokenizer) are written with ``save_pretrained``. A full
+    disk is an ``OSError`` (ENOSPC) naming the checkpoint; the half-written one is removed, the earlier ones
+    stay. With ``sharded`` (``--fsdp``) the model and optimizer go into ``dcp/`` shards, for resuming only.
     """
     final = Path(output_dir) / f"checkpoint-{state.global_step}"
     partial = final.with_name(final.name + ".tmp")
@@ -316,11 +287,10 @@ def load_checkpoint(
     """Restore model, optimizer, scheduler, gradient scaler and random states; return the trainer state
     and this process's loss window.
 
-    Anything missing or malformed is a ``ValueError`` naming it. A resume that could not continue
-    exactly (random states missing or malformed, another number of processes, no gradient scaler
-    state) is refused too, unless ``allow_inexact``: then it warns and continues with the random
-    states of a fresh start. A sharded checkpoint (``sharded``: ``--fsdp``) resumes only under ``--fsdp`` with
-    the number of processes that saved it.
+    Anything missing or malformed is a ``ValueError`` naming it. A resume that could not continue exactly
+    (random states, number of processes, gradient scaler state) is refused too, unless ``allow_inexact``:
+    then it warns and starts from fresh random states. A sharded checkpoint resumes only under ``--fsdp``
+    with as many processes as saved it.
 
     Example:
         >>> state, window = load_checkpoint(accelerator, Path("run/checkpoint-40"), model, opt, sch)  # doctest: +SKIP

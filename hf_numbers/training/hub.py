@@ -1,7 +1,6 @@
 """``hf-numbers train --push_to_hub``: the Hub repository, made before training, and the upload of ``final/``.
 
-Both go through ``huggingface_hub.HfApi`` (``create_repo``, ``upload_folder``), with ``--hub_token`` or
-the stored login.
+Both use ``huggingface_hub.HfApi`` with ``--hub_token`` or the stored login.
 
 Example:
     >>> args = NumberTrainingArguments(task="lookup", push_to_hub=True, hub_model_id="me/lookup")  # doctest: +SKIP

@@ -1,18 +1,12 @@
 """LoRA for number models through PEFT: adapters on the trunk, the number module and number tokens trained whole.
 
-:func:`number_lora_config` builds the ``peft.LoraConfig`` a number model needs: LoRA on every linear
-layer of the backbone's trunk, the number module (``number_encoding``: embedding and head, new
-weights) in ``modules_to_save``, and the rows of the tokens the pretrained model never saw (the
-number tokens, or a text scheme's tokens) trainable through ``trainable_token_indices`` (in the
-output matrix too where it is not tied). ``peft.get_peft_model`` then works as usual; an adapter
-saved with ``save_pretrained`` reloads with ``PeftModel.from_pretrained`` onto the same adapted base
-(:func:`load_adapter`), and ``merge_and_unload()`` gives a plain hf_numbers model that saves as an
-ordinary checkpoint (remote code included). PEFT is an optional dependency (``pip install hf_numbers[peft]``).
+:func:`number_lora_config` builds the ``peft.LoraConfig``; :func:`save_adapter` and :func:`load_adapter` save
+an adapter and reload it onto the same adapted base. PEFT is optional (``pip install hf_numbers[peft]``).
+How to use it: docs/pretrained.md.
 
 Example:
     >>> from peft import get_peft_model  # doctest: +SKIP
     >>> model = get_peft_model(number_model, number_lora_config(number_model, r=16))  # doctest: +SKIP
-    >>> model.print_trainable_parameters()  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -75,11 +69,9 @@ def number_lora_config(
 ) -> Any:
     """A ``peft.LoraConfig`` for ``model``: LoRA of rank ``r`` on the trunk, new weights and rows trained whole.
 
-    ``alpha`` defaults to ``2 * r``. ``target_modules`` (last names of linear layers) default to
-    every linear layer of the trunk (:func:`trunk_linear_names`); the match is restricted to the
-    trunk, so the number module's own linear layers are never adapted twice. ``trainable_token_ids``
-    default to the model's number tokens (``config.num_token_ids``), whose rows the pretrained model
-    never trained.
+    ``alpha`` defaults to ``2 * r``. ``target_modules`` (last names of the trunk's linear layers) default to
+    all of them (:func:`trunk_linear_names`); the number module is in ``modules_to_save``. The rows of
+    ``trainable_token_ids`` (default: the number tokens) train whole.
 
     Example:
         >>> config = number_lora_config(model, r=8)  # doctest: +SKIP

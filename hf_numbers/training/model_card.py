@@ -1,21 +1,10 @@
 """Model cards of trained models, built with ``huggingface_hub``'s ``ModelCard``, ``ModelCardData`` and ``EvalResult``.
 
-A card's metadata gives the Hub ``library_name: transformers``, the tags (``hf_numbers``, the
-encoding, the backbone), the ``pipeline_tag`` of the model's pipeline, ``license`` and
-``base_model`` where known, and a ``model-index`` with one result per metric and evaluated split
-(counts and non-finite values stay in the body's table only). Its body: what the model is, a usage
-snippet that returns numbers through the pipeline on a real example of the task, the training data,
-the metrics, the training arguments and the limits.
-
-``run_training`` writes the card into ``<output_dir>/final/README.md``; :func:`model_card_from_run`
-rebuilds it from a finished run folder (``hf-numbers card``). The ``datasets`` field stays unset: no
-task comes from a Hub dataset (they are generated, or cut from PyPI packages); the body names the
-source. ``ModelCard.load("<run>/final/README.md").data.eval_results`` reads the metrics back.
+``run_training`` writes the card into ``<output_dir>/final/README.md``; :func:`model_card_from_run` rebuilds
+it from a finished run folder (``hf-numbers card``). What a card holds: docs/hub.md.
 
 Example:
     >>> card = model_card_from_run("runs/lookup")  # doctest: +SKIP
-    >>> sorted({result.dataset_split for result in card.data.eval_results})  # doctest: +SKIP
-    ['test', 'test_ood', 'validation']
     >>> card.save("runs/lookup/final/README.md")  # doctest: +SKIP
 """
 
@@ -215,9 +204,7 @@ def build_model_card(
 
     Args:
         arguments: the run's training arguments (``NumberTrainingArguments.to_dict()``, or a run's
-            ``training_args.json``); ``license`` and ``base_model`` among them fill the metadata. Without
-            ``license``, the ``pretrained`` folder's card's license is inherited; without ``base_model``, a
-            ``pretrained`` folder in the Hugging Face cache gives it (:func:`hub_id_of_folder`).
+            ``training_args.json``); ``license`` and ``base_model`` default to the ``pretrained`` folder's.
         metrics: the metrics of every evaluated split (``{split: {metric: value}}``).
         config: the trained model's config (its sizes, number scaling and ``custom_pipelines``).
         model_id: the name the card gives the model (``model_name`` and the usage snippet): a Hub id, or a path.
@@ -327,11 +314,8 @@ def model_card_from_run(
 ) -> ModelCard:
     """Rebuild the model card of a finished run (``path``: the run folder or its ``final/``).
 
-    Reads ``final/config.json`` (an older checkpoint's ``number_scaler.json`` too), the run's
-    ``training_args.json``, ``metrics.json`` and ``summary.json`` (or ``log_history.json``) and the
-    tokenizer's mask token; the usage example is the task's first test row, generated again from
-    the recorded arguments (the same rows as the run's), or a placeholder where the data are gone.
-    ``model_id`` defaults to the name the existing card gives the model, else ``path``'s final folder;
+    The usage example is the task's first test row, generated again from the recorded arguments.
+    ``model_id`` defaults to the name the existing card gives the model, else the final folder;
     ``license`` and ``base_model`` override the recorded ones. ``ValueError`` when ``path`` is no run.
 
     Example:

@@ -1,10 +1,8 @@
 """The number-token loss (NTL, Zausinger et al., ICML 2025) for models that write numbers as digit tokens.
 
-NTL adds to the cross-entropy a regression-like loss over the digit tokens' distribution: at a
-position whose label is a digit, the Wasserstein distance between the predicted digit distribution
-and the true digit (predicting 4 for 5 costs less than 9 for 5). It is computed by the ``ntloss``
-package (``ntloss.NTLoss``); this module only aligns it with hf_numbers' models (a causal LM's
-shifted labels) and refuses tokenizers whose numbers are not digit tokens.
+Where the label is a digit, NTL is the Wasserstein distance between the predicted digit distribution and
+the true digit (4 for 5 costs less than 9 for 5). ``ntloss`` computes it; this module aligns it with a
+causal LM's shifted labels and refuses tokenizers whose numbers are not digit tokens.
 
 Example:
     >>> ntl = NumberTokenLoss(tokenizer, vocab_size=model.config.vocab_size, causal=True)  # doctest: +SKIP

@@ -35,21 +35,13 @@ from .run_folder import FINAL_DIR, hold_run_folder, staging_dir
 
 
 def run_training(args: NumberTrainingArguments) -> dict[str, Any]:
-    """Train, save, evaluate: ``<output_dir>/final`` holds model (its number scaling in the config),
-    tokenizer and model card (``README.md``, see :func:`~hf_numbers.training.model_card.build_model_card`).
-    With ``args.lora_r`` the model there is the merged one, and ``final/adapter`` holds the LoRA adapter
-    (:func:`~hf_numbers.training.lora.load_adapter` loads it onto its base).
+    """Train, save, evaluate: ``<output_dir>/final`` holds the model, tokenizer and model card (with
+    ``args.lora_r``: the merged model, and the adapter in ``final/adapter``); ``args.push_to_hub`` uploads it.
 
-    Every ``checkpoint-<step>/`` holds the model and tokenizer too. The metrics of each
-    split also go to the trackers of ``args.report_to``, which are finished at the end. With
-    ``args.push_to_hub``, the repository is created before training and ``final/`` is uploaded whole
-    at the end (its card names the repository).
-
-    Returns a summary: ``final_dir``, ``steps``, ``last_train_loss`` and ``trainable_parameters``; on the main process
-    also the ``metrics`` per split and the ``plot`` / ``plots`` paths (see
-    :func:`~hf_numbers.evaluation.evaluate_splits`), and ``hub_model_id`` after a push. Prints
-    nothing (``hf-numbers train`` does). The run holds ``output_dir``'s lock throughout: a run on a folder
-    that another run holds raises :class:`~hf_numbers.training.run_folder.RunFolderInUseError` at once.
+    Returns a summary: ``final_dir``, ``steps``, ``last_train_loss``, ``trainable_parameters``; on the main
+    process also ``metrics`` per split, ``plot`` / ``plots`` (:func:`~hf_numbers.evaluation.evaluate_splits`)
+    and ``hub_model_id`` after a push. A folder that another run holds raises
+    :class:`~hf_numbers.training.run_folder.RunFolderInUseError` at once.
 
     Example:
         >>> summary = run_training(NumberTrainingArguments(task="lookup", max_steps=50))  # doctest: +SKIP
@@ -123,11 +115,8 @@ def _run_training(args: NumberTrainingArguments, accelerator: Accelerator) -> di
 def load_trained(path: str | Path) -> tuple[Any, Any]:
     """Load a folder written by :func:`run_training` with the Auto classes: model and tokenizer.
 
-    The model applies its number scaling itself (values in and out in the data's units).
-
     ``ValueError`` when ``path`` is not a local folder (nothing is downloaded), when its parts do not
-    belong together (see :func:`~hf_numbers.check_tokenizer_matches`) or a part is incomplete (config
-    fields, number weights or tokenizer files missing: ``tokenizer.json``, ``tokenizer_config.json``).
+    belong together (:func:`~hf_numbers.check_tokenizer_matches`) or when one is incomplete.
 
     Example:
         >>> model, tokenizer = load_trained("runs/demo/final")  # doctest: +SKIP

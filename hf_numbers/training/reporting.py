@@ -1,10 +1,6 @@
-"""What a run reports while it trains, as ``Trainer`` does: a line on the console for every log
-record, the same records for the trackers of ``--report_to`` (Accelerate's ``log_with``), and a
-summary of the run's set-up when it starts.
-
-Console lines go through :mod:`logging` (logger ``hf_numbers.training``, level INFO, main process
-only); ``hf-numbers train`` shows them. Trackers get ``train/<name>`` for training records,
-``eval/<name>`` for evaluation records and ``<split>/<metric>`` for the metrics after training.
+"""What a run reports while it trains, as ``Trainer`` does: console lines through :mod:`logging` (INFO,
+main process), the same records for the trackers of ``--report_to`` (``train/<name>``, ``eval/<name>``,
+``<split>/<metric>``), and a summary of the run's set-up when it starts.
 
 Example:
     >>> format_record({"step": 4, "loss": 1.23456789, "learning_rate": 0.00095})

@@ -1,9 +1,5 @@
-"""The random states a training process draws from, as tensors and JSON: saved without pickle.
-
-Python's ``random``, NumPy's global generator, torch's CPU generator and, where CUDA is
-present, the generator of every CUDA device. :func:`capture_rng_state` turns them into
-tensors (for a safetensors file) plus a small JSON-able dict (for its metadata);
-:func:`restore_rng_state` checks and sets them back.
+"""The random states a training process draws from (Python, NumPy, torch CPU and every CUDA device) as
+tensors for a safetensors file plus a JSON-able dict for its metadata: saved without pickle.
 
 Example:
     >>> import random

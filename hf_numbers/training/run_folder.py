@@ -1,14 +1,8 @@
-"""One run per ``output_dir``: a new run never writes over an earlier one.
+"""One run per ``output_dir``: a new run never writes over an earlier one, and two runs never share a folder.
 
-A folder that already holds files is refused unless the run resumes from the folder's newest
-checkpoint (``--resume_from_checkpoint``) or ``--overwrite_output_dir`` is given, which deletes
-the earlier run first (only a folder that ``training_args.json`` marks as a run folder, so a
-mistyped ``--output_dir`` of unrelated files is never deleted). Checkpoint rotation and
-``--resume_from_checkpoint latest`` therefore only ever see the current run.
-
-A run holds the folder's lock file (``.lock``, see :func:`hold_run_folder`) while it works, so a second
-run started on the same folder at the same time is refused before it writes anything. The lock file is
-never counted as a file of the folder.
+A folder that already holds files is refused unless the run resumes from its newest checkpoint or
+``--overwrite_output_dir`` deletes the earlier run (only a folder that ``training_args.json`` marks as a run
+folder). A run holds the folder's ``.lock`` file while it works (POSIX; :func:`hold_run_folder`).
 
 Example:
     >>> check_output_dir("/nonexistent/run", checkpoint=None, overwrite=False)
@@ -56,10 +50,8 @@ _HELD: dict[Path, IO[str] | None] = {}
 def hold_run_folder(accelerator: Accelerator, output_dir: str | Path) -> Iterator[None]:
     """Hold the lock of ``output_dir`` (its ``.lock`` file, created with the folder if needed) through the block.
 
-    The main process takes it, since the processes of one run share their folder; when another run holds it,
-    every process raises :class:`RunFolderInUseError` before anything is written. A nested block on the same
-    folder (``run_training`` around ``train_model``) shares the lock. The lock file stays, unlocked, at the end
-    (a folder the block created and left empty is removed).
+    The main process takes it; when another run holds it, every process raises :class:`RunFolderInUseError`
+    before anything is written. A nested block on the same folder shares the lock.
 
     Example:
         >>> with hold_run_folder(accelerator, "runs/a"):  # doctest: +SKIP

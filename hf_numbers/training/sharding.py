@@ -1,20 +1,12 @@
 """``--fsdp``: the loop shards the model itself with PyTorch's FSDP2 (``fully_shard``), on CPU (gloo) or GPU (NCCL).
 
-Accelerate's own FSDP plugin refuses the CPU and is not used (:func:`.loop.refuse_sharding` still refuses an
-accelerate config that asks for it). Under ``--fsdp`` the loop calls :func:`shard_model` on the process group
-Accelerate set up (``--use_cpu true`` gives gloo): every transformer block (the classes the backbone names in
-``_no_split_modules``) becomes one FSDP unit, then the root, whose unit holds the rest (embeddings, the number
-module, the heads). Every parameter is then a ``DTensor`` of which each process holds one slice; the model is
-never wrapped in DDP (``accelerator.prepare`` sees the optimizer and the data loaders only).
-
-Checkpoints are sharded with ``torch.distributed.checkpoint`` (DCP) into ``checkpoint-<step>/dcp/``: each process
-writes its slices of the weights and of AdamW's moments. Only tensors go through DCP (its non-tensor items are
-pickles); the optimizer's parameter groups go into ``trainer_state.json``, and the DCP metadata file is read with
-an unpickler that admits only DCP's metadata classes (:class:`MetadataReader`). :func:`gather_model` builds the
-trained, unsharded model (the full state dict, gathered on every process) that ``final/`` is saved from.
+Every transformer block becomes one FSDP unit, then the root holds the rest (embeddings, number module,
+heads); the model is never wrapped in DDP. Checkpoints go through ``torch.distributed.checkpoint`` (DCP)
+into ``checkpoint-<step>/dcp/``, tensors only (:class:`MetadataReader` reads DCP's metadata), and
+:func:`gather_model` builds the unsharded model that ``final/`` is saved from. Accelerate's own FSDP plugin
+refuses the CPU and is not used. How to run it: docs/training.md, "Logging, trackers and processes".
 
 Example:
-    >>> blocks = transformer_blocks(model)  # doctest: +SKIP
     >>> shard_model(model, accelerator)  # doctest: +SKIP
 """
 
@@ -78,12 +70,9 @@ def _process_group_ready(accelerator: Accelerator) -> None:
 def shard_model(model: torch.nn.Module, accelerator: Accelerator, cpu_offload: bool = False) -> torch.nn.Module:
     """Shard ``model`` in place with FSDP2 across Accelerate's processes: each block, then the root.
 
-    The weights are first made those of process 0 (as DDP does), so that processes whose initialisations
-    differ still shard one model. bf16 mixed precision (Accelerate's choice) runs the forward under
-    autocast, as Accelerate does for a prepared model; fp16 is refused (its gradient scaler is not
-    sharded). Under bf16 the blocks also gather their weights in bf16 and reduce gradients in fp32 (FSDP2's
-    ``MixedPrecisionPolicy``: half the all-gather traffic and unsharded memory), while the root (embeddings,
-    the number module, the heads) keeps fp32 weights so that numbers are read and written at full precision.
+    The weights are first made those of process 0, as DDP does. Under bf16 the forward runs under autocast
+    and the blocks gather bf16 weights and reduce gradients in fp32, while the root keeps fp32 weights so
+    that numbers are read and written at full precision; fp16 is refused (no sharded gradient scaler).
     ``cpu_offload`` (GPU only) keeps the shards, their gradients and the optimizer step on the CPU.
 
     Example:
