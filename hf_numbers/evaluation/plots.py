@@ -8,7 +8,8 @@ The figures are built on ``matplotlib.figure.Figure`` with an Agg canvas, never 
   with its held-out interval shaded, in the style of xVal's Figure 5.
 
 Both colour points by ``groups`` (for instance the split of each example), skip invalid
-predictions (counted in the legend) and return the path of the PNG they wrote.
+predictions (counted in the legend) and return the path of the PNG they wrote. matplotlib is
+imported when a plot is drawn, not with the package.
 """
 
 from __future__ import annotations
@@ -16,14 +17,15 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from .number_metrics import parse_predictions, parse_references
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 
 def _png_path(path: str | os.PathLike) -> Path:
@@ -43,7 +45,15 @@ def _groups(groups: Sequence[str] | None, count: int) -> np.ndarray:
     return labels
 
 
+def _new_figure(size: tuple[float, float]) -> Figure:
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=size)
+
+
 def _save(figure: Figure, path: Path) -> Path:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     FigureCanvasAgg(figure)
     figure.savefig(path, dpi=120)
     return path
@@ -83,7 +93,7 @@ def plot_predicted_vs_true(
         raise ValueError(f"predictions and references differ in length: {len(values)} vs {len(refs)}")
     file = _png_path(path)
     labels = _groups(groups, len(refs))
-    figure = Figure(figsize=(5, 5))
+    figure = _new_figure((5, 5))
     axes = figure.add_subplot()
     _scatter_groups(axes, refs, values, valid, labels)
     shown = np.concatenate([refs, values[valid]])
@@ -136,7 +146,7 @@ def plot_prediction_vs_parameter(
             raise ValueError(f"heldout must be a pair (low, high) with low < high, got {heldout!r}")
     file = _png_path(path)
     labels = _groups(groups, len(params))
-    figure = Figure(figsize=(6, 4))
+    figure = _new_figure((6, 4))
     axes = figure.add_subplot()
     if heldout is not None:
         axes.axvspan(float(heldout[0]), float(heldout[1]), color="grey", alpha=0.25, label="held out of training")
