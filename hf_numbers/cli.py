@@ -26,7 +26,6 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-import datasets
 import transformers
 from huggingface_hub.utils import validate_repo_id
 from tqdm.contrib.logging import logging_redirect_tqdm
@@ -97,6 +96,7 @@ def _make_data(argv: Sequence[str]) -> None:
     parser.add_argument("--seed", type=int, default=0, help="Generator seed (same seed, same data).")
     _add_task_options(parser)
     args = parser.parse_args(argv)
+    _quiet_progress_bars()
     dataset = load_task(
         args.task,
         train_size=args.train_size,
@@ -172,6 +172,7 @@ def parse_train_args(argv: Sequence[str], prog: str = "hf-numbers train") -> Num
 
 def _train(argv: Sequence[str]) -> dict:
     args = parse_train_args(argv)
+    _quiet_progress_bars()
     try:
         with logging_redirect_tqdm(loggers=[logging.getLogger("hf_numbers")]):  # log lines above the progress bar
             summary = run_training(args)
@@ -260,6 +261,7 @@ def _evaluate(argv: Sequence[str]) -> None:
     except ValueError as error:
         parser.error(str(error))
     masked_words = bool(trained.get("text_only")) if args.masked_words is None else args.masked_words == "true"
+    _quiet_progress_bars()
     try:
         model, tokenizer = load_trained(args.checkpoint)
     except ValueError as error:  # a missing folder, or parts that do not belong together
@@ -297,6 +299,7 @@ def _card(argv: Sequence[str]) -> None:
         "--base_model", default=None, help="Hub id of the --pretrained backbone the run adapted; default: the run's."
     )
     args = parser.parse_args(argv)
+    _quiet_progress_bars()
     try:
         if args.base_model is not None:
             validate_repo_id(args.base_model)
@@ -341,6 +344,14 @@ class _StdoutHandler(logging.StreamHandler):
         return sys.stdout
 
 
+def _quiet_progress_bars() -> None:
+    """No progress bar for every map, save and load of ``datasets``: called once a command's arguments are
+    parsed, so that help and usage errors do not wait for ``datasets`` to import."""
+    import datasets
+
+    datasets.disable_progress_bars()
+
+
 def _show_training_logs() -> None:
     """Show hf_numbers' INFO log lines (set-up, a line every --logging_steps) on stdout, once."""
     library = logging.getLogger("hf_numbers")
@@ -365,7 +376,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(plain_text(__doc__).strip())
         print(f"\ncommands: {', '.join(COMMANDS)}; 'hf-numbers <command> --help' explains each option")
         sys.exit(0 if argv and argv[0] in ("-h", "--help") else 2)
-    datasets.disable_progress_bars()
     transformers.utils.logging.disable_progress_bar()  # no bar for every save and load
     _show_training_logs()
     result = COMMANDS[argv[0]](argv[1:])

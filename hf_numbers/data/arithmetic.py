@@ -11,15 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Context, Decimal
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from datasets import DatasetDict, List, Value
 
 from .formatting import format_decimal, format_scaled_integer
 from .splits import draw_unique, make_dataset_dict, split_rngs
 from .text_builder import TextBuilder
 from .validation import check_int, check_int_range, check_seed, check_sizes
+
+if TYPE_CHECKING:
+    from datasets import DatasetDict
 
 OPERATORS = ("+", "-", "*")
 FONE_OPERATIONS = {"add": "+", "subtract": "-", "multiply": "*"}
@@ -70,7 +72,7 @@ def multiplication(
 
     pairs = draw_unique(sizes, split_rngs(seed, f"multiplication{digits}", list(sizes)), sample, lambda p: p)
     rows = {split: [_binary_row(a, b, "*", 0) for a, b in items] for split, items in pairs.items()}
-    return make_dataset_dict(rows, {"operands": List(Value("float64"))})
+    return make_dataset_dict(rows, {"operands": ["float64"]})
 
 
 def _binary_row(a: int, b: int, op: str, decimals: int) -> dict[str, Any]:
@@ -198,7 +200,7 @@ def multi_operand(
     rows = {split: [_tree_row(tree) for tree in items] for split, items in trees.items()}
     return make_dataset_dict(
         rows,
-        {"operands": List(Value("float64")), "operators": List(Value("string")), "depth": Value("int32")},
+        {"operands": ["float64"], "operators": ["string"], "depth": "int32"},
     )
 
 
@@ -264,7 +266,7 @@ def fone_arithmetic(
         split: [{**_binary_row(a, b, op, frac_digits), "operation": operation} for a, b in items]
         for split, items in pairs.items()
     }
-    return make_dataset_dict(rows, {"operands": List(Value("float64")), "operation": Value("string")})
+    return make_dataset_dict(rows, {"operands": ["float64"], "operation": "string"})
 
 
 def division(
@@ -309,7 +311,7 @@ def division(
                         lambda pair: pair)  # fmt: skip
     context = Context(prec=answer_digits, rounding=ROUND_HALF_EVEN)
     rows = {split: [_division_row(a, b, context) for a, b in items] for split, items in pairs.items()}
-    return make_dataset_dict(rows, {"operands": List(Value("float64"))})
+    return make_dataset_dict(rows, {"operands": ["float64"]})
 
 
 def _division_row(a: str, b: str, context: Context) -> dict[str, Any]:

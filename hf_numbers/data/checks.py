@@ -13,13 +13,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from datasets import Dataset, DatasetDict, load_from_disk
 
 from ..modeling import find_numbers, get_encoding
 from .splits import CORE_FEATURES, WORD_FEATURES
+
+if TYPE_CHECKING:
+    from datasets import Dataset, DatasetDict
 
 Offsets = Sequence[Sequence[Sequence[int]]]  # per text, its tokens' (start, end) characters
 _ROWS = "data rows count from 1, a CSV header not counted"
@@ -49,6 +51,8 @@ def load_saved_task(path: str | Path) -> DatasetDict:
     empty = _empty_splits(folder)
     if empty:
         raise ValueError(f"data_dir {folder}: the split(s) {', '.join(empty)} hold no examples")
+    from datasets import DatasetDict, load_from_disk
+
     try:
         dataset = load_from_disk(str(folder))
     except (OSError, TypeError, KeyError, IndexError, ValueError) as error:
@@ -69,7 +73,7 @@ def check_task_splits(dataset: DatasetDict, source: str) -> None:
     and the columns of a number answer (``CORE_FEATURES``) or of a word answer (``WORD_FEATURES``).
 
     Example:
-        >>> from datasets import Dataset
+        >>> from datasets import Dataset, DatasetDict
         >>> rows = {"text": ["no digits"], "prompt": ["no"], "answer": [1.0], "answer_text": ["1"],
         ...         "numbers": [[]], "answer_index": [0]}
         >>> check_task_splits(DatasetDict({"train": Dataset.from_dict(rows)}), "mine")

@@ -7,15 +7,17 @@ more than their first digits; how they are drawn: docs/training.md, "Tasks".
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from datasets import DatasetDict, List, Value
 
 from .formatting import format_decimal
 from .splits import draw_unique, make_dataset_dict, split_rngs
 from .text_builder import TextBuilder
 from .validation import check_int, check_int_range, check_seed, check_sizes
+
+if TYPE_CHECKING:
+    from datasets import DatasetDict
 
 MINMAX_OPERATIONS = ("min", "max")
 MAX_EXPONENT = 8
@@ -73,7 +75,7 @@ def minmax(
     stream = f"minmax{low}-{high}-{digits}-{lowest}-{highest}"
     drawn = draw_unique(sizes, split_rngs(seed, stream, list(sizes)), sample, lambda item: item)
     rows = {split: [_minmax_row(*item) for item in items] for split, items in drawn.items()}
-    return make_dataset_dict(rows, {"values": List(Value("float64")), "operation": Value("string")})
+    return make_dataset_dict(rows, {"values": ["float64"], "operation": "string"})
 
 
 def _minmax_row(operation: str, literals: tuple[str, ...]) -> dict[str, Any]:
@@ -126,7 +128,7 @@ def interval(
     stream = f"interval{low}-{high}-{digits}-{lowest}-{highest}"
     drawn = draw_unique(sizes, split_rngs(seed, stream, list(sizes)), sample, lambda item: item[:2])
     rows = {split: [_interval_row(*item) for item in items] for split, items in drawn.items()}
-    return make_dataset_dict(rows, {"bounds": List(Value("float64")), "query": Value("float64")})
+    return make_dataset_dict(rows, {"bounds": ["float64"], "query": "float64"})
 
 
 def _interval_row(query: str, bounds: tuple[str, ...], position: int) -> dict[str, Any]:

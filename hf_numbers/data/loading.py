@@ -14,14 +14,15 @@ import inspect
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-from datasets import DatasetDict
+from typing import TYPE_CHECKING, Any
 
 from ..modeling import NEUTRAL_NUMBER
 from .checks import load_saved_task
 from .collators import number_token_masks_of, prompt_lengths_of
 from .tasks import TASK_FILE, TASKS, make_task
+
+if TYPE_CHECKING:
+    from datasets import DatasetDict
 
 
 def load_task(
@@ -139,6 +140,8 @@ def tokenize_dataset(
             masks = number_token_masks_of(tokenizer, batch["text"], enc["input_ids"], enc["offset_mapping"])
             out["number_token_mask"] = [[*row, 0] for row in masks] if eos is not None else masks
         return out
+
+    from datasets import DatasetDict
 
     columns = ["input_ids", "attention_mask", "input_numbers"]
     if all("prompt" in data.column_names for data in dataset.values()):

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import string
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from datasets import DatasetDict, List, Value
 
 from .formatting import format_scaled_integer
 from .splits import draw_unique, make_dataset_dict, split_rngs
 from .text_builder import TextBuilder
 from .validation import check_int_range, check_interval, check_seed, check_sizes, in_open_interval
+
+if TYPE_CHECKING:
+    from datasets import DatasetDict
 
 VALUE_RANGE = (-3.0, 3.0)
 _CENTS = np.arange(-300, 301)  # every two-decimal value in [-3, 3], in hundredths
@@ -62,9 +64,7 @@ def lookup(
 
     drawn = draw_unique(sizes, split_rngs(seed, "lookup", list(sizes)), sample, lambda item: item)
     rows = {split: [_row(*item) for item in items] for split, items in drawn.items()}
-    return make_dataset_dict(
-        rows, {"keys": List(Value("string")), "values": List(Value("float64")), "query": Value("string")}
-    )
+    return make_dataset_dict(rows, {"keys": ["string"], "values": ["float64"], "query": "string"})
 
 
 def _row(keys: tuple[str, ...], cents: tuple[int, ...], query: int) -> dict[str, Any]:

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from datasets import DatasetDict, Value
-from vega_datasets import local_data
 
 from .formatting import format_scaled_integer
 from .splits import WORD_FEATURES, make_dataset_dict, shuffled_split, split_rngs
 from .validation import check_fractions, check_seed, check_sizes
+
+if TYPE_CHECKING:
+    from datasets import DatasetDict
 
 TEMPERATURE_WORDS = ((45.0, "cold"), (55.0, "cool"), (65.0, "mild"), (float("inf"), "warm"))
 """Upper bounds (°F, exclusive) of each temperature word."""
@@ -95,17 +96,23 @@ TARGET_WORDS: dict[str, tuple[str, ...]] = {
 # ------------------------------------------------------------------ source values (each split by value)
 def _temperatures() -> list[int]:
     """Distinct hourly temperatures of Seattle and San Francisco, in tenths of a °F."""
+    from vega_datasets import local_data
+
     temps = np.concatenate([local_data.seattle_temps()["temp"].to_numpy(), local_data.sf_temps()["temp"].to_numpy()])
     return sorted({int(round(t * 10)) for t in temps})
 
 
 def _car_weights() -> list[int]:
     """Distinct car weights in pounds."""
+    from vega_datasets import local_data
+
     return sorted({int(w) for w in local_data.cars()["Weight_in_lbs"].dropna()})
 
 
 def _price_pairs() -> list[tuple[str, str, int, int]]:
     """(company, month, price in cents, next month's price in cents), prices that changed."""
+    from vega_datasets import local_data
+
     stocks = local_data.stocks().sort_values(["symbol", "date"])
     pairs = []
     for symbol, frame in stocks.groupby("symbol"):
@@ -117,6 +124,8 @@ def _price_pairs() -> list[tuple[str, str, int, int]]:
 
 def _job_changes() -> list[int]:
     """Distinct non-zero monthly employment changes of a sector, in tenths of a thousand jobs."""
+    from vega_datasets import local_data
+
     employment = local_data.us_employment()
     changes: set[int] = set()
     for column in employment.columns.drop(["month", "nonfarm_change"]):
@@ -262,7 +271,7 @@ def numeracy_words(
             pool = render(values[source][split])
             pools[name] = (pool, rngs[split].permutation(len(pool)))
         rows[split] = _draw_in_turn(pools, size, rngs[split], split)
-    return make_dataset_dict(rows, {"template": Value("string")}, core=WORD_FEATURES)
+    return make_dataset_dict(rows, {"template": "string"}, core=WORD_FEATURES)
 
 
 def _draw_in_turn(

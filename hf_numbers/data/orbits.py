@@ -8,16 +8,18 @@ distribution, the text format and the held-out splits: docs/training.md, "Tasks"
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import rebound
-from datasets import DatasetDict, List, Value
 
 from .formatting import format_fixed, round_fixed
 from .splits import make_dataset_dict, split_rngs
 from .text_builder import TextBuilder
 from .validation import check_int, check_int_range, check_interval, check_seed, check_sizes, in_open_interval
+
+if TYPE_CHECKING:
+    from datasets import DatasetDict
 
 MASS_SCALE = 1e5
 ECCENTRICITY_SCALE = 20.0
@@ -102,15 +104,15 @@ def orbits(
     return make_dataset_dict(
         rows,
         {
-            "masses": List(Value("float64")),
-            "semi_major_axes": List(Value("float64")),
-            "eccentricities": List(Value("float64")),
-            "stepsize": Value("float64"),
-            "a1": Value("float64"),
-            "positions": List(List(List(Value("float64")))),
-            "theta": List(Value("float64")),
-            "num_steps": Value("int32"),
-            "energy_error": Value("float64"),
+            "masses": ["float64"],
+            "semi_major_axes": ["float64"],
+            "eccentricities": ["float64"],
+            "stepsize": "float64",
+            "a1": "float64",
+            "positions": [[["float64"]]],
+            "theta": ["float64"],
+            "num_steps": "int32",
+            "energy_error": "float64",
         },
     )
 

@@ -1,35 +1,38 @@
 """The splits of a task: one seeded random stream per split, draws kept unique across splits, and
 the ``DatasetDict`` they are assembled into, with the columns every example carries (:data:`CORE_FEATURES`,
-or :data:`WORD_FEATURES` for a word answer; their meaning: docs/training.md, "Tasks").
+or :data:`WORD_FEATURES` for a word answer; their meaning: docs/training.md, "Tasks"). Columns are written as
+``datasets`` type names, so that the task generators import ``datasets`` only when they build a ``DatasetDict``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
-from datasets import Dataset, DatasetDict, Features, List, Value
+
+if TYPE_CHECKING:
+    from datasets import DatasetDict
 
 T = TypeVar("T")
 
 IN_DISTRIBUTION_SPLITS = ("train", "validation", "test")
 
 CORE_FEATURES = {
-    "text": Value("string"),
-    "prompt": Value("string"),
-    "answer": Value("float64"),
-    "answer_text": Value("string"),
-    "numbers": List(Value("float64")),
-    "answer_index": Value("int32"),
+    "text": "string",
+    "prompt": "string",
+    "answer": "float64",
+    "answer_text": "string",
+    "numbers": ["float64"],
+    "answer_index": "int32",
 }
 """The core columns of a task whose answer is a number."""
 
 WORD_FEATURES = {
-    "text": Value("string"),
-    "numbers": List(Value("float64")),
-    "word": Value("string"),
-    "word_start": Value("int32"),
+    "text": "string",
+    "numbers": ["float64"],
+    "word": "string",
+    "word_start": "int32",
 }
 """The core columns of a task whose answer is a word (``numeracy_words``)."""
 
@@ -108,6 +111,22 @@ def draw_unique(
     return drawn
 
 
+def dataset_feature(spec: Any) -> Any:
+    """The ``datasets`` feature a column spec names: a type name is a ``Value``, ``[spec]`` a ``List`` of it.
+
+    Example:
+        >>> dataset_feature([["float64"]])
+        List(List(Value('float64')))
+    """
+    from datasets import List, Value
+
+    if isinstance(spec, str):
+        return Value(spec)
+    if isinstance(spec, list) and len(spec) == 1:
+        return List(dataset_feature(spec[0]))
+    raise ValueError(f"a column is a datasets type name such as 'float64', or [spec] for a list; got {spec!r}")
+
+
 def make_dataset_dict(
     rows: Mapping[str, list[dict[str, Any]]],
     extra_features: Mapping[str, Any],
@@ -115,17 +134,19 @@ def make_dataset_dict(
 ) -> DatasetDict:
     """Assemble a ``DatasetDict`` with ``train``/``validation``/``test`` first, then other splits.
 
-    ``core`` is :data:`CORE_FEATURES` (a number answer) or :data:`WORD_FEATURES` (a word answer).
+    ``core`` is :data:`CORE_FEATURES` (a number answer) or :data:`WORD_FEATURES` (a word answer);
+    ``extra_features`` are written like them (:func:`dataset_feature`).
 
     Example:
-        >>> from datasets import Value
         >>> from hf_numbers.data.text_builder import TextBuilder
         >>> b = TextBuilder(); b.text("x="); b.number("1", answer=True)
-        >>> dd = make_dataset_dict({"train": [b.build(k=1)]}, {"k": Value("int32")})
+        >>> dd = make_dataset_dict({"train": [b.build(k=1)]}, {"k": "int32"})
         >>> dd["train"][0]["answer"]
         1.0
     """
-    features = Features({**core, **extra_features})
+    from datasets import Dataset, DatasetDict, Features
+
+    features = Features({name: dataset_feature(spec) for name, spec in {**core, **extra_features}.items()})
     ordered = [s for s in IN_DISTRIBUTION_SPLITS if s in rows] + sorted(
         s for s in rows if s not in IN_DISTRIBUTION_SPLITS
     )

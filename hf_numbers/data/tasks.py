@@ -8,9 +8,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-from datasets import DatasetDict
+from typing import TYPE_CHECKING, Any
 
 from .arithmetic import division, fone_arithmetic, multi_operand, multiplication
 from .comparison import interval, minmax
@@ -19,6 +17,9 @@ from .numeracy import numeracy_words
 from .orbits import orbits
 from .scaler import NumberScaler
 from .temperature import temperature
+
+if TYPE_CHECKING:
+    from datasets import DatasetDict
 
 TASK_FILE = "hf_numbers_task.json"
 """The file ``hf-numbers make-data`` writes next to a saved task, recording the task's name."""

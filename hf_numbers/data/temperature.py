@@ -7,17 +7,18 @@ so no window is shared across splits. The format and the splits: docs/training.m
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
-from datasets import DatasetDict, List, Value
-from vega_datasets import local_data
 
 from .formatting import format_fixed
 from .splits import IN_DISTRIBUTION_SPLITS, make_dataset_dict, shuffled_split, split_rngs
 from .text_builder import TextBuilder
 from .validation import check_fractions, check_int, check_seed
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from datasets import DatasetDict
 
 # Latitude and longitude (degrees) of the two cities whose series vega_datasets ships.
 CITIES = {
@@ -36,6 +37,8 @@ def load_city_temperatures(city: str) -> pd.DataFrame:
     """
     if city not in CITIES:
         raise ValueError(f"city={city!r} is unknown; allowed: {', '.join(CITIES)}")
+    from vega_datasets import local_data
+
     frame = getattr(local_data, CITIES[city][0])()
     return frame[["date", "temp"]].sort_values("date").reset_index(drop=True)
 
@@ -71,6 +74,8 @@ def temperature(
     fractions = check_fractions(split_fractions)
     seed = check_seed(seed)
 
+    import pandas as pd
+
     block_split = _assign_blocks(366 // block_days + 1, fractions, seed)
     rows: dict[str, list[dict[str, Any]]] = {split: [] for split in IN_DISTRIBUTION_SPLITS}
     for city in cities:
@@ -87,10 +92,10 @@ def temperature(
     return make_dataset_dict(
         rows,
         {
-            "city": Value("string"),
-            "start": Value("string"),
-            "start_index": Value("int32"),
-            "values": List(Value("float64")),
+            "city": "string",
+            "start": "string",
+            "start_index": "int32",
+            "values": ["float64"],
         },
     )
 

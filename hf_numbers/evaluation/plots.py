@@ -1,6 +1,7 @@
 """PNG plots of number predictions, drawn on a matplotlib ``Figure`` with an Agg canvas (never ``pyplot``: no
 display needed, the global backend untouched). Points are coloured by ``groups`` (e.g. the split); invalid
-predictions are skipped and counted in the legend.
+predictions are skipped and counted in the legend. matplotlib is imported
+when a plot is drawn, not with the package.
 """
 
 from __future__ import annotations
@@ -8,14 +9,15 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from .number_metrics import parse_predictions, parse_references
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 
 def _png_path(path: str | os.PathLike) -> Path:
@@ -35,7 +37,15 @@ def _groups(groups: Sequence[str] | None, count: int) -> np.ndarray:
     return labels
 
 
+def _new_figure(size: tuple[float, float]) -> Figure:
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=size)
+
+
 def _save(figure: Figure, path: Path) -> Path:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     FigureCanvasAgg(figure)
     figure.savefig(path, dpi=120)
     return path
@@ -75,7 +85,7 @@ def plot_predicted_vs_true(
         raise ValueError(f"predictions and references differ in length: {len(values)} vs {len(refs)}")
     file = _png_path(path)
     labels = _groups(groups, len(refs))
-    figure = Figure(figsize=(5, 5))
+    figure = _new_figure((5, 5))
     axes = figure.add_subplot()
     _scatter_groups(axes, refs, values, valid, labels)
     shown = np.concatenate([refs, values[valid]])
@@ -127,7 +137,7 @@ def plot_prediction_vs_parameter(
             raise ValueError(f"heldout must be a pair (low, high) with low < high, got {heldout!r}")
     file = _png_path(path)
     labels = _groups(groups, len(params))
-    figure = Figure(figsize=(6, 4))
+    figure = _new_figure((6, 4))
     axes = figure.add_subplot()
     if heldout is not None:
         axes.axvspan(float(heldout[0]), float(heldout[1]), color="grey", alpha=0.25, label="held out of training")

@@ -13,10 +13,9 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from datasets import DatasetDict
 
 from ..data import TASKS, NumberScaler, task_scaler
 from ..data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
@@ -25,6 +24,9 @@ from ..data.tokenizer_training import train_number_tokenizer
 from ..modeling import get_encoding
 from .arguments import NumberTrainingArguments
 from .lora import number_lora_config, require_peft
+
+if TYPE_CHECKING:
+    from datasets import DatasetDict
 
 
 def build_dataset(args: NumberTrainingArguments) -> DatasetDict:

@@ -32,7 +32,6 @@ from accelerate import Accelerator
 from accelerate.utils import DataLoaderConfiguration, parse_flag_from_env, set_seed
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
-from transformers.optimization import get_cosine_with_min_lr_schedule_with_warmup
 
 from ..strict_json import write_json
 from .arguments import NumberTrainingArguments
@@ -267,6 +266,8 @@ def _train(
     parameters = [p for p in model.parameters() if p.requires_grad]
     if not parameters:
         raise ValueError("the model has no trainable parameters")
+    from transformers.optimization import get_cosine_with_min_lr_schedule_with_warmup  # imports peft
+
     optimizer = torch.optim.AdamW(parameters, lr=args.learning_rate, weight_decay=args.weight_decay)
     scheduler = get_cosine_with_min_lr_schedule_with_warmup(
         optimizer, args.warmup_steps, args.max_steps, min_lr_rate=args.min_lr_ratio
