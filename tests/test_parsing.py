@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 
 import pytest
+import reference_numbers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hf_numbers import find_numbers, format_number
-from hf_numbers.modeling.parsing import replace_numbers
+from hf_numbers.modeling.parsing import replace_numbers, split_numbers
 
 
 def found(text: str) -> list[tuple[str, float]]:
@@ -119,3 +120,18 @@ def test_rewritten_text_reparses_to_same_values_and_pieces(text: str) -> None:
     assert values_again == values
     assert pieces_again == pieces
     assert rebuilt_again == rebuilt
+
+
+@settings(max_examples=500, deadline=None)
+@given(reference_numbers.MIXED_TEXTS)
+def test_one_pass_split_finds_what_the_reference_scan_finds(text: str) -> None:
+    """split_numbers (one regex pass that also decides most signs) equals the scan that checks each sign alone."""
+    expected = [(start, end, value.hex()) for start, end, value in reference_numbers.find_numbers(text)]
+    assert [(start, end, value.hex()) for start, end, value in find_numbers(text)] == expected
+    pieces = split_numbers(text)
+    assert "".join(t + n for t, n in zip(pieces.texts, [*pieces.literals, ""])) == text
+    assert [text[start:end] for start, end, _ in expected] == pieces.literals
+    new_text, ends, numbers = replace_numbers(text, lambda value: f"<{value}>")
+    reference_text, spans = reference_numbers.replace(text, lambda value: f"<{value}>")
+    assert (new_text, ends) == (reference_text, [span[1] for span in spans])
+    assert numbers == find_numbers(text)

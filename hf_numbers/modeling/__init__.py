@@ -47,7 +47,15 @@ from .modeling_number_base import NUMBER_TOKEN_INITS, NumberModelMixin
 from .modeling_number_llama import NumberLlamaForCausalLM
 from .modeling_number_modernbert import NumberModernBertForMaskedLM
 from .number_scaling import NumberScaling
-from .parsing import NEUTRAL_NUMBER, NumberSpan, find_numbers, format_number, replace_numbers
+from .parsing import (
+    NEUTRAL_NUMBER,
+    NumberPieces,
+    NumberSpan,
+    find_numbers,
+    format_number,
+    replace_numbers,
+    split_numbers,
+)
 from .pipeline_number import NumberFillMaskPipeline, NumberGenerationPipeline, register_pipelines
 from .tokenization_number import (
     NumberBertTokenizer,
@@ -119,6 +127,7 @@ __all__ = [
     "NumberRobertaConfig",
     "NumberRobertaForMaskedLM",
     "NumberRobertaTokenizer",
+    "NumberPieces",
     "NumberScaling",
     "NumberSpan",
     "NumberTokenizerMixin",
@@ -136,4 +145,5 @@ __all__ = [
     "register_auto_classes",
     "register_pipelines",
     "replace_numbers",
+    "split_numbers",
 ]

@@ -1,6 +1,7 @@
 """Find numbers in text and write values back as text.
 
-These two functions are the only place that decides what a number is. The rules:
+This module is the only place that decides what a number is (:func:`split_numbers`, one regex
+pass that also settles most signs; :func:`find_numbers` gives its spans). The rules:
 
 1. **Syntax.** ASCII digits only: an integer (``42``), a decimal (``3.14``), a
    leading-dot decimal (``.25``), each with an optional exponent (``1.5e-3``, ``2E+10``).
@@ -45,19 +46,49 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-__all__ = ["NEUTRAL_NUMBER", "NumberSpan", "find_numbers", "format_number", "replace_numbers"]
+__all__ = [
+    "NEUTRAL_NUMBER",
+    "NumberPieces",
+    "NumberSpan",
+    "find_numbers",
+    "format_number",
+    "replace_numbers",
+    "split_numbers",
+]
 
 NEUTRAL_NUMBER = 1.0
 """The value ``input_numbers`` holds at every token that is not a number (padding included)."""
 
+_SAFE_LAST = r"[^\s0-9)\]}%\x80-\U0010ffff]"
+"""An ASCII character after which a sign is a sign (rule 4): not a space, a digit, a closing bracket or ``%``."""
+_SURE_SIGN = "|".join(
+    [
+        r"(?<![\s\S][+-])",  # at the text's start
+        r"(?<=[^\w\s)\]}.+\-%][+-])",  # right after a character that neither glues it nor ends an operand
+        r"(?<![\s\S]\s[+-])(?<=\s[+-])",  # after one space at the text's start
+        rf"(?<={_SAFE_LAST}\s[+-])",  # after one or two spaces that follow such a character
+        rf"(?<={_SAFE_LAST}\s\s[+-])",
+    ]
+)
+"""Where the regex itself knows that a ``+``/``-`` before a number is its sign; elsewhere ``_is_sign`` decides."""
 _NUMBER_RE = re.compile(
-    r"(?<![\w.])"  # rule 2: not glued to a word, digit or dot on the left
-    r"(?<![0-9][eE][+-])"  # nor to a broken exponent such as the "1e-" of "1e-.5"
+    r"("  # group 1, kept by re.split: the number as written (its sign included)
+    r"[+\-0-9.]"  # its first character (a character set first lets the regex engine skip to candidates)
+    r"(?:"
+    r"(?<=[+-])"  # a sign ...
+    rf"(?:{_SURE_SIGN}|())"  # ... that rule 4 surely allows, or group 2 ("") for split_numbers to check
+    r"(?<![0-9][eE][+-])"  # rule 2: not after a broken exponent such as the "1e-" of "1e-.5"
     r"(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)"  # rule 1: integer, decimal, leading-dot decimal
+    r"|"
+    r"(?<![\w.][0-9.])"  # or a digit or dot: rule 2, not glued to a word, digit or dot on the left
+    r"(?<![0-9][eE][+-][0-9.])"  # nor to a broken exponent
+    r"(?:(?<=[0-9])[0-9]*(?:\.[0-9]+)?|(?<=\.)[0-9]+)"  # rule 1 (its first character taken above)
+    r")"
     r"(?:[eE][+-]?[0-9]+)?"  # optional exponent
     r"(?![0-9]|\.[0-9]|[eE][+-]?[0-9])"  # rule 3: not followed by a digit, ".digit" or a second exponent
+    r")"
 )
-_GLUED_BEFORE_SIGN = frozenset(")]}.")
+_SIGN_GLUED = frozenset(")]}.+-_")
 _OPERAND_END = frozenset(")]}%")
 
 
@@ -69,20 +100,70 @@ class NumberSpan(NamedTuple):
     value: float
 
 
-def _is_sign(text: str, index: int) -> bool:
-    """Whether the ``+``/``-`` at ``text[index]`` is a sign (rule 4), not an operator."""
-    if index == 0:
-        return True
-    before = text[index - 1]
-    if before.isalnum() or before == "_" or before in _GLUED_BEFORE_SIGN or before in "+-":
+class NumberPieces(NamedTuple):
+    """A text cut at its numbers: ``texts[0] + literals[0] + texts[1] + ... + texts[-1]`` is the text."""
+
+    texts: list[str]
+    """The text before, between and after the numbers: one more piece than there are numbers."""
+    literals: list[str]
+    """Each number as written, its sign included."""
+    values: list[float]
+    """Each number's float64 value."""
+
+    def spans(self) -> list[NumberSpan]:
+        """Where each number stands in the text."""
+        spans, position = [], 0
+        for before, literal, value in zip(self.texts, self.literals, self.values):
+            start = position + len(before)
+            position = start + len(literal)
+            spans.append(NumberSpan(start, position, value))
+        return spans
+
+
+def _is_sign(before: str, at_start: bool) -> bool:
+    """Whether a ``+``/``-`` right after ``before`` is a sign (rule 4), not an operator.
+
+    ``before`` is the text between the previous number (or the text's start, ``at_start``) and the
+    sign; a number always ends with a digit, so reaching a previous number means an operator.
+    """
+    if not before:
+        return at_start
+    glued = before[-1]
+    if glued.isalnum() or glued in _SIGN_GLUED:
         return False
-    position = index - 1
-    while position >= 0 and text[position].isspace():
+    position = len(before) - 1
+    while position >= 0 and before[position].isspace():
         position -= 1
     if position < 0:
-        return True
-    last = text[position]
+        return at_start
+    last = before[position]
     return not (last.isdigit() or last in _OPERAND_END)
+
+
+def split_numbers(text: str) -> NumberPieces:
+    """Cut ``text`` at its numbers in one pass: the text around them, their literals and float64 values.
+
+    The rules are in this module's docstring; :func:`find_numbers` gives the same numbers as spans.
+
+    Example:
+        >>> split_numbers("x = -3, y=1.5e-3")
+        NumberPieces(texts=['x = ', ', y=', ''], literals=['-3', '1.5e-3'], values=[-3.0, 0.0015])
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"find_numbers expects a str, got {type(text).__name__}")
+    parts = _NUMBER_RE.split(text)
+    texts, literals = parts[0::3], parts[1::3]
+    if "" in parts[2::3]:  # a sign the regex left to _is_sign
+        for index in [i for i, unsure in enumerate(parts[2::3]) if unsure == ""]:
+            if not _is_sign(texts[index], index == 0):  # an operator: back to the text
+                texts[index] += literals[index][0]
+                literals[index] = literals[index][1:]
+    values = list(map(float, literals))
+    if math.inf in values or -math.inf in values:  # rule 6: an overflowing literal stays text
+        for index in reversed([i for i, value in enumerate(values) if math.isinf(value)]):
+            texts[index : index + 2] = [texts[index] + literals[index] + texts[index + 1]]
+            del literals[index], values[index]
+    return NumberPieces(texts, literals, values)
 
 
 def find_numbers(text: str) -> list[NumberSpan]:
@@ -96,20 +177,7 @@ def find_numbers(text: str) -> list[NumberSpan]:
         >>> find_numbers("x = -3")
         [NumberSpan(start=4, end=6, value=-3.0)]
     """
-    if not isinstance(text, str):
-        raise ValueError(f"find_numbers expects a str, got {type(text).__name__}")
-    spans: list[NumberSpan] = []
-    for match in _NUMBER_RE.finditer(text):
-        start, end = match.span()
-        literal = match.group()
-        if start > 0 and text[start - 1] in "+-" and _is_sign(text, start - 1):
-            start -= 1
-            literal = text[start] + literal
-        value = float(literal)
-        if math.isinf(value):  # rule 6: overflowing literal stays text
-            continue
-        spans.append(NumberSpan(start, end, value))
-    return spans
+    return split_numbers(text).spans()
 
 
 def format_number(value: float) -> str:
@@ -143,18 +211,11 @@ def replace_numbers(text: str, placeholder: str | Callable[[float], str]) -> tup
         >>> replace_numbers("a 1.5", lambda value: f"<{value * 2}>")[0]
         'a <3.0>'
     """
-    numbers = find_numbers(text)
-    pieces: list[str] = []
-    ends: list[int] = []
-    cursor = 0
-    length = 0
-    for start, end, value in numbers:
-        replacement = placeholder(value) if callable(placeholder) else placeholder
-        piece = text[cursor:start]
-        pieces.append(piece)
-        pieces.append(replacement)
-        length += len(piece) + len(replacement)
-        ends.append(length)
-        cursor = end
-    pieces.append(text[cursor:])
-    return "".join(pieces), ends, numbers
+    pieces = split_numbers(text)
+    replacements = [placeholder(value) if callable(placeholder) else placeholder for value in pieces.values]
+    out, ends, length = [pieces.texts[0]], [], len(pieces.texts[0])
+    for replacement, after in zip(replacements, pieces.texts[1:]):
+        ends.append(length + len(replacement))
+        length = ends[-1] + len(after)
+        out += [replacement, after]
+    return "".join(out), ends, pieces.spans()

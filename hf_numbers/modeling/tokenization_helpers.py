@@ -6,24 +6,60 @@ imports nothing from ``hf_numbers`` outside that folder.
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
 
-from .parsing import NumberSpan
+from .parsing import NumberPieces, NumberSpan
 
 
 class RewrittenText:
-    """The numbers of one input text and where their replacements end in the rewritten text."""
+    """One input text with its numbers replaced: the new text, the values, and where each replacement ends.
 
-    __slots__ = ("text", "ends", "numbers", "values", "_by_end")
+    ``replacements`` is one string for every number (``"[NUM]"``) or one string per number (a text
+    scheme's tokens). Where the replacements end and where the numbers stood are worked out only when
+    asked (truncated or paired rows, offsets).
 
-    def __init__(self, text: str, ends: list[int], numbers: list[NumberSpan]):
-        self.text = text
-        self.ends = ends
-        self.numbers = numbers
-        self.values = [number.value for number in numbers]
+    Example:
+        >>> rewritten = RewrittenText(split_numbers("a 1.5 b -2"), "[NUM]")  # doctest: +SKIP
+        >>> rewritten.text, rewritten.values, rewritten.ends  # doctest: +SKIP
+        ('a [NUM] b [NUM]', [1.5, -2.0], [7, 15])
+    """
+
+    __slots__ = ("text", "values", "_pieces", "_replacements", "_ends", "_by_end")
+
+    def __init__(self, pieces: NumberPieces, replacements: str | list[str]):
+        texts = pieces.texts
+        if isinstance(replacements, str):
+            self.text = replacements.join(texts)
+        else:
+            self.text = "".join([piece for pair in zip(texts, replacements) for piece in pair]) + texts[-1]
+        self.values = pieces.values
+        self._pieces = pieces
+        self._replacements = replacements
+        self._ends: list[int] | None = None
         self._by_end: dict[int, float] | None = None
+
+    @classmethod
+    def unchanged(cls, text: str) -> RewrittenText:
+        """``text`` kept as it is (numbers stay text)."""
+        return cls(NumberPieces([text], [], []), "")
+
+    @property
+    def ends(self) -> list[int]:
+        """End offset of each number's replacement in the rewritten text."""
+        if self._ends is None:
+            replacements = self._replacements
+            if isinstance(replacements, str):
+                replacements = [replacements] * len(self.values)
+            self._ends = list(accumulate(len(before) + len(r) for before, r in zip(self._pieces.texts, replacements)))
+        return self._ends
+
+    @property
+    def numbers(self) -> list[NumberSpan]:
+        """The numbers where they stand in the original text."""
+        return self._pieces.spans()
 
     def value_at(self, end: int) -> float:
         """Value of the number whose replacement ends at ``end`` in the rewritten text."""
@@ -37,10 +73,11 @@ class RewrittenText:
         An offset strictly inside a number's replacement (several scheme tokens of one number)
         maps to that number's start (column 0, token starts) or end (column 1, token ends).
         """
-        if not self.ends:
+        if not self.values:
             return offsets
-        starts = np.array([number.start for number in self.numbers])
-        stops = np.array([number.end for number in self.numbers])
+        numbers = self.numbers
+        starts = np.array([number.start for number in numbers])
+        stops = np.array([number.end for number in numbers])
         ends = np.asarray(self.ends)
         new_starts = ends - np.diff(ends, prepend=0) + starts - np.concatenate([[0], stops[:-1]])
         shift = np.concatenate([[0], np.cumsum((stops - starts) - (ends - new_starts))])

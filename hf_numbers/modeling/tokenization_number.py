@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from itertools import chain
 from typing import Any
 
 import numpy as np
 from tokenizers import Tokenizer
 from transformers import AddedToken, BatchEncoding, BertTokenizer, GPT2Tokenizer, RobertaTokenizer
 
-from .parsing import NEUTRAL_NUMBER, replace_numbers
+from .parsing import NEUTRAL_NUMBER, split_numbers
 from .text_schemes import NUMBER_SCHEMES, SCHEME_TOKEN_RE, NumberScheme
 from .tokenization_decoding import NumberDecodingMixin
 from .tokenization_helpers import RewrittenText, to_lists
@@ -193,7 +194,7 @@ class NumberTokenizerMixin(NumberDecodingMixin):
         if not isinstance(text, str):
             raise ValueError(f"number tokenizers take text (str), got {type(text).__name__}")
         if self.number_scheme == "text":
-            return RewrittenText(text, [], [])
+            return RewrittenText.unchanged(text)
         if self.scheme is not None:
             found = SCHEME_TOKEN_RE.search(text)
             if found:
@@ -201,13 +202,14 @@ class NumberTokenizerMixin(NumberDecodingMixin):
                     f"the text contains {found.group()!r}, which is written like a number-scheme token; numbers "
                     f"must be written as digits (text starts: {text[:60]!r})"
                 )
-            return RewrittenText(*replace_numbers(text, lambda value: "".join(self.scheme.encode(value))))
+            pieces = split_numbers(text)
+            return RewrittenText(pieces, ["".join(self.scheme.encode(value)) for value in pieces.values])
         if self.num_token in text:
             raise ValueError(
                 f"the text contains the literal number token {self.num_token!r}; numbers must be written "
                 f"as digits so that their values are known (text starts: {text[:60]!r})"
             )
-        return RewrittenText(*replace_numbers(text, self.num_token))
+        return RewrittenText(split_numbers(text), self.num_token)
 
     def _encode_plus(
         self,
@@ -243,36 +245,62 @@ class NumberTokenizerMixin(NumberDecodingMixin):
         data = dict(encoded)
         rows = encoded.encodings
         samples = data.get("overflow_to_sample_mapping", range(len(rows)))
-        numbers = [
-            self._row_numbers(rows[r], data["input_ids"][r], firsts[s], None if seconds is None else seconds[s])
-            for r, s in enumerate(samples)
-        ]
+        ids = data["input_ids"]
+        if ids and len(set(map(len, ids))) == 1:  # rectangular (padded): one array, also the ids' tensor
+            ids = np.array(ids, dtype=np.int64)
+        row_seconds = None if seconds is None else [seconds[s] for s in samples]
+        numbers = self._batch_numbers(ids, rows, [firsts[s] for s in samples], row_seconds)
         if return_offsets_mapping:
             data["offset_mapping"] = [
                 self._original_offsets(rows[r], data["offset_mapping"][r], firsts[s], seconds and seconds[s])
                 for r, s in enumerate(samples)
             ]
-        data["input_numbers"] = numbers if return_tensors else [row.tolist() for row in numbers]
+        if return_tensors:
+            data["input_numbers"] = numbers
+            data["input_ids"] = ids
+        else:
+            data["input_numbers"] = numbers.tolist() if isinstance(numbers, np.ndarray) else to_lists(numbers)
         if not batched and return_tensors is None and not return_overflowing_tokens:
             return BatchEncoding({key: value[0] for key, value in data.items()}, rows)
         return BatchEncoding(data, rows, tensor_type=return_tensors)
 
-    def _row_numbers(
-        self, encoding: Any, ids: list[int], first: RewrittenText, second: RewrittenText | None
-    ) -> np.ndarray:
-        """float64 values of one row: the number's value at number tokens, 1.0 elsewhere."""
-        row = np.full(len(ids), NEUTRAL_NUMBER, dtype=np.float64)
-        if not self._num_token_ids:  # a text scheme: numbers are tokens, not values
-            return row
-        positions = np.flatnonzero(self.number_mask(ids))
-        if second is None and len(positions) == len(first.values):
-            row[positions] = first.values
-            return row
-        samples = (first, second)  # truncated, overflowing or paired: locate each number by its offsets
-        for position in positions.tolist():
-            sample = samples[encoding.token_to_sequence(position)]
-            row[position] = sample.value_at(encoding.token_to_chars(position)[1])
-        return row
+    def _batch_numbers(
+        self,
+        ids: np.ndarray | list[list[int]],
+        rows: list[Any],
+        firsts: list[RewrittenText],
+        seconds: list[RewrittenText] | None,
+    ) -> np.ndarray | list[np.ndarray]:
+        """float64 values of a batch: the number's value at number tokens, 1.0 elsewhere, in one pass.
+
+        ``ids`` is one array (rows of one length; the values come back as one array) or a list of rows.
+        ``firsts[r]`` (and ``seconds[r]`` for pairs) is the text of row ``r``. A row of one text holding as
+        many number tokens as the text has numbers takes the values in order; the others (truncated,
+        overflowing or paired) find each number from its token's offsets.
+        """
+        if isinstance(ids, np.ndarray):
+            flat, lengths = ids.ravel(), np.full(len(ids), ids.shape[1])
+        else:
+            lengths = np.fromiter(map(len, ids), np.int64, len(ids))
+            flat = np.fromiter(chain.from_iterable(ids), np.int64, lengths.sum())
+        bounds = np.concatenate([[0], np.cumsum(lengths)])
+        numbers = np.full(len(flat), NEUTRAL_NUMBER, dtype=np.float64)
+        if self._num_token_ids:  # a text scheme: numbers are tokens, not values
+            mask = np.isin(flat, self._num_token_ids_array)
+            counts = np.diff(np.concatenate([[0], np.cumsum(mask)])[bounds])
+            whole = counts == [len(first.values) for first in firsts]
+            if seconds is not None:
+                whole[:] = False
+            values = chain.from_iterable(first.values for first, ok in zip(firsts, whole.tolist()) if ok)
+            numbers[mask & np.repeat(whole, lengths)] = np.fromiter(values, np.float64, counts[whole].sum())
+            for r in np.flatnonzero(~whole).tolist():
+                samples = (firsts[r], None if seconds is None else seconds[r])
+                for position in np.flatnonzero(mask[bounds[r] : bounds[r + 1]]).tolist():
+                    sample = samples[rows[r].token_to_sequence(position)]
+                    numbers[bounds[r] + position] = sample.value_at(rows[r].token_to_chars(position)[1])
+        if isinstance(ids, np.ndarray):
+            return numbers.reshape(ids.shape)
+        return np.split(numbers, bounds[1:-1]) if len(ids) else []
 
     def _original_offsets(
         self, encoding: Any, offsets: list[tuple[int, int]], first: RewrittenText, second: RewrittenText | None
@@ -280,7 +308,7 @@ class NumberTokenizerMixin(NumberDecodingMixin):
         array = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
         sequence = np.array([-1 if s is None else s for s in encoding.sequence_ids])
         for index, sample in enumerate((first, second)):
-            if sample is not None and sample.ends:
+            if sample is not None and sample.values:
                 rows = sequence == index
                 array[rows] = sample.original_offsets(array[rows])
         return [tuple(pair) for pair in array.tolist()]
