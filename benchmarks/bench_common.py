@@ -46,14 +46,29 @@ def add_common_arguments(parser: argparse.ArgumentParser, output: Path) -> None:
     parser.add_argument("--output", type=Path, default=output)
 
 
-def alternating_medians(measurements: Sequence[Callable[[], float]], rounds: int) -> list[float]:
-    """The median result of each measurement over ``rounds`` rounds; every other round runs them in reverse order."""
+def alternating_rounds(measurements: Sequence[Callable[[], float]], rounds: int) -> list[list[float]]:
+    """Every result of each measurement over ``rounds`` rounds; every other round runs them in reverse order."""
     results: list[list[float]] = [[] for _ in measurements]
     order = list(range(len(measurements)))
     for round_index in range(rounds):
         for index in order if round_index % 2 == 0 else order[::-1]:
             results[index].append(measurements[index]())
-    return [statistics.median(values) for values in results]
+    return results
+
+
+def alternating_medians(measurements: Sequence[Callable[[], float]], rounds: int) -> list[float]:
+    """The median result of each measurement over ``rounds`` alternating rounds (:func:`alternating_rounds`)."""
+    return [statistics.median(values) for values in alternating_rounds(measurements, rounds)]
+
+
+def ratio_spread(numerators: Sequence[float], denominators: Sequence[float]) -> tuple[float, float, float]:
+    """Median and quartiles of the ratios of the two measurements of each round: a drift of a busy machine
+    between rounds cancels in each ratio, which the ratio of the two medians would not cancel."""
+    ratios = [a / b for a, b in zip(numerators, denominators)]
+    if len(ratios) < 2:
+        return ratios[0], ratios[0], ratios[0]
+    low, _, high = statistics.quantiles(ratios, n=4, method="inclusive")
+    return statistics.median(ratios), low, high
 
 
 def write_table(args: argparse.Namespace, title: str, description: str, columns: Sequence[str],

@@ -36,6 +36,7 @@ pytestmark = pytest.mark.smoke  # in the drift check's subset (scripts/check_lat
 EVERY_PAIR = pytest.mark.parametrize("backbone,encoding", MATRIX)
 CODE_FILES = (
     "modeling_number_base.py",
+    "modeling_number_losses.py",
     "generation_number.py",
     "encoding_xval.py",
     "encoding_float.py",

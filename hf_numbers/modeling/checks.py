@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .encoding_base import refuse_where
 from .encoding_registry import get_encoding
 from .parsing import NEUTRAL_NUMBER
 
@@ -108,12 +109,14 @@ def checked_input_numbers(
     ``scaling`` (the config's ``NumberScaling``), the values at number tokens are returned scaled
     (the model's units) and the encoding checks those.
 
+    The values are checked by one vectorised mask and one host sync (:func:`refuse_where`; under
+    ``torch.compile`` an assert without a graph break); the message is worked out only for a refused batch.
+
     Example:
         >>> numbers = checked_input_numbers(ids, [[1.0, 12.34]], ids == 5, model.number_encoding, [5])  # doctest: +SKIP
     """
     if input_numbers is None:
-        if is_num.any():
-            raise ValueError("input_ids contain number tokens but input_numbers is None; pass their values")
+        refuse_where(is_num, lambda: "input_ids contain number tokens but input_numbers is None; pass their values")
         return torch.full(input_ids.shape, NEUTRAL_NUMBER, dtype=torch.float64, device=input_ids.device)
     given_dtype = getattr(input_numbers, "dtype", None)  # a float32 tensor cannot hold 12.34 exactly
     numbers = to_float64(input_numbers, input_ids.device)
@@ -124,21 +127,36 @@ def checked_input_numbers(
         )
     if numbers.is_complex() or numbers.dtype == torch.bool:
         raise ValueError(f"input_numbers must hold real numbers (float64 preferred), got dtype {numbers.dtype}")
+    scaled = numbers
+    if scaling is not None and not scaling.is_identity:
+        scaled = torch.where(is_num, scaling.transform(numbers), numbers)
+    bad = encoding.refused(scaled, is_num) | (~is_num & (numbers != NEUTRAL_NUMBER))  # NaN != 1.0: stray too
+    refuse_where(bad, lambda: _input_numbers_error(input_ids, numbers, scaled, is_num, encoding, num_token_ids,
+                                                   scaling, given_dtype))
+    return scaled
+
+
+def _input_numbers_error(
+    input_ids: torch.Tensor, numbers: torch.Tensor, scaled: torch.Tensor, is_num: torch.Tensor, encoding: Any,
+    num_token_ids: Iterable[int], scaling: Any, given_dtype: Any,
+) -> str:
+    """The message of a refused ``input_numbers``: the encoding's range first, then a value at another token."""
     try:
-        if scaling is not None and not scaling.is_identity:
-            numbers = torch.where(is_num, scaling.transform(numbers), numbers)
-            encoding.check_numbers(numbers, is_num, name="input_numbers (after the config's number scaling)")
+        if scaled is not numbers:
+            encoding.check_numbers(scaled, is_num, name="input_numbers (after the config's number scaling)")
         else:
             encoding.check_numbers(numbers, is_num)
+        check_neutral_elsewhere(input_ids, numbers, is_num, num_token_ids)
     except ValueError as error:
-        if _rounding_is_the_cause(given_dtype, numbers, is_num, encoding, scaling):
-            raise ValueError(
+        if encoding.refused(scaled, is_num).any() and _rounding_is_the_cause(
+            given_dtype, numbers, is_num, encoding, scaling
+        ):
+            return (
                 f"{error}. input_numbers came as {given_dtype}, which rounds most decimals (12.34 is "
                 "12.34000015... in float32): pass float64, as the number tokenizers return"
-            ) from None
-        raise
-    check_neutral_elsewhere(input_ids, numbers, is_num, num_token_ids)
-    return numbers
+            )
+        return str(error)
+    return "input_numbers holds a value the model refuses"  # not reached: the checks above raise
 
 
 def _rounding_is_the_cause(

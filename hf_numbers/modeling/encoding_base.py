@@ -17,6 +17,11 @@ Numbers are kept out of mixed precision: :meth:`NumberEncoding.embed` and the mo
 head, loss and decoding run with autocast off (:func:`autocast_disabled`) in float32 (float64
 for a float64 model), so that bf16/fp16 never rounds a value or a target (bf16: 1.53 -> 1.53125).
 
+The training step's number path has fixed shapes and no Python branch on tensor values, so that
+``torch.compile`` traces it whole: the embedding and the loss are computed at every position and
+kept where ``is_num`` (or the loss mask) is set, and a value the encoding refuses is found by a
+vectorised mask (:meth:`NumberEncoding.refused`) that :func:`refuse_where` turns into an error.
+
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.
 """
@@ -25,7 +30,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -33,9 +38,34 @@ import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["FLOAT32_MAX", "EncodingOption", "NumberEncoding", "autocast_disabled"]
+__all__ = ["FILLER", "FLOAT32_MAX", "REFUSED", "EncodingOption", "NumberEncoding", "autocast_disabled", "refuse_where"]
 
 FLOAT32_MAX = float(torch.finfo(torch.float32).max)
+FILLER = 0.0
+"""The value the number path computes with where there is no number (every encoding takes 0): the embedding and
+the loss run at every position, with fixed shapes, and keep only the number positions."""
+REFUSED = "the number model refused its inputs"
+"""The start of the error a compiled model raises for a refused value (its assert cannot name the value: run the
+batch without torch.compile for the full message, as ``hf-numbers train --torch_compile true`` does)."""
+
+
+def refuse_where(bad: torch.Tensor, message: Callable[[], str]) -> None:
+    """Raise ``ValueError(message())`` if any element of the bool tensor ``bad`` is set.
+
+    ``message`` runs only then, so the check itself is a few vectorised operations and one host sync
+    (``bad.any()``). Under ``torch.compile`` it is an asynchronous assert instead (no graph break), which
+    raises a ``RuntimeError`` starting with :data:`REFUSED`.
+
+    Example:
+        >>> refuse_where(torch.tensor([False, True]), lambda: "the second value is bad")
+        Traceback (most recent call last):
+        ...
+        ValueError: the second value is bad
+    """
+    if torch.compiler.is_compiling():
+        torch._assert_async(~bad.any(), f"{REFUSED} (run it without torch.compile for the reason)")
+    elif bad.any():
+        raise ValueError(message())
 
 
 def autocast_disabled(device: torch.device) -> contextlib.AbstractContextManager:
@@ -152,7 +182,10 @@ class NumberEncoding(nn.Module, abc.ABC):
 
     @abc.abstractmethod
     def _embed_values(self, token_embeds: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
-        """Embeddings ``(N, H)`` of the ``N`` number tokens from their token embeddings and float64 values."""
+        """Embeddings ``(N, H)`` of ``N`` tokens from their token embeddings and float64 values.
+
+        :meth:`embed` passes every token (fixed shapes) and keeps the rows of number tokens; the other rows
+        hold :data:`FILLER` (0.0, a value every encoding takes), so a check of the values never flags them."""
 
     @abc.abstractmethod
     def head(self, hidden_states: torch.Tensor) -> torch.Tensor:
@@ -176,6 +209,18 @@ class NumberEncoding(nn.Module, abc.ABC):
         """The dtype of this module's parameters: float32 under mixed precision (float32 weights)."""
         return next(self.parameters()).dtype
 
+    def refused(self, numbers: torch.Tensor, is_num: torch.Tensor) -> torch.Tensor:
+        """Bool mask of the ``is_num`` positions whose value is non-finite or out of range (no host sync).
+
+        Example:
+            >>> nan = float("nan")
+            >>> enc.refused(torch.tensor([[nan, nan]]), torch.tensor([[True, False]])).tolist()  # doctest: +SKIP
+            [[True, False]]
+        """
+        values = numbers.double()
+        finite = torch.isfinite(values)
+        return is_num & ~(finite & ~self._out_of_range(torch.where(finite, values, FILLER)))
+
     def check_numbers(self, numbers: torch.Tensor, is_num: torch.Tensor, name: str = "input_numbers") -> None:
         """Raise ``ValueError`` if a value at an ``is_num`` position is non-finite or out of range.
 
@@ -184,38 +229,38 @@ class NumberEncoding(nn.Module, abc.ABC):
             Traceback (most recent call last):
             ValueError: input_numbers holds nan at a number position ...
         """
-        if not is_num.any():  # most generation steps: nothing to check
-            return
-        values = numbers[is_num].double()
-        finite = torch.isfinite(values)
-        bad = ~finite
-        bad[finite] = self._out_of_range(values[finite])
-        if bad.any():
-            first = values[bad][0].item()
-            raise ValueError(
-                f"{name} holds {first!r} at a number position ({int(bad.sum())} such values); "
-                f"the {self.name!r} encoding accepts {self.allowed_range()}"
-            )
+        bad = self.refused(numbers, is_num)
+        refuse_where(bad, lambda: self.refusal(numbers, bad, name))
+
+    def refusal(self, numbers: torch.Tensor, bad: torch.Tensor, name: str = "input_numbers") -> str:
+        """The error message for the values of ``numbers`` at the ``bad`` positions (the first of them is named)."""
+        return (
+            f"{name} holds {numbers[bad][0].item()!r} at a number position ({int(bad.sum())} such values); "
+            f"the {self.name!r} encoding accepts {self.allowed_range()}"
+        )
 
     def embed(self, inputs_embeds: torch.Tensor, numbers: torch.Tensor, is_num: torch.Tensor) -> torch.Tensor:
         """Token embeddings ``(B, L, H)`` with the number embedding at ``is_num`` positions, others untouched.
 
-        ``numbers`` must have passed :meth:`check_numbers`. The number embeddings are computed with
-        autocast off, from float32 (or float64) token embeddings, then cast to the dtype of
-        ``inputs_embeds``, saturating at its largest finite value (fp16: 65504) instead of becoming inf.
+        ``numbers`` must have passed :meth:`check_numbers` (other positions are never read). The number
+        embeddings are computed at every position (fixed shapes: no gather of the number positions) with
+        autocast off, from float32 (or float64) token embeddings, then cast to the dtype of ``inputs_embeds``,
+        saturating at its largest finite value (fp16: 65504) instead of becoming inf, and kept at ``is_num``.
 
         Example:
             >>> out = enc.embed(torch.ones(1, 2, 32), torch.tensor([[1.0, 2.5]], dtype=torch.float64),
             ...                 torch.tensor([[False, True]]))  # doctest: +SKIP
         """
-        if not torch.is_grad_enabled() and not is_num.any():  # most generation steps (training keeps the graph:
-            return inputs_embeds  # the encoding's parameters get their zero gradients, as DDP expects)
-        token_embeds = inputs_embeds[is_num]
+        if not torch.compiler.is_compiling() and not torch.is_grad_enabled() and not is_num.any():
+            return inputs_embeds  # most generation steps (training keeps the graph: the encoding's parameters
+            # get their zero gradients, as DDP expects)
+        values = torch.where(is_num, numbers.double(), FILLER)
         with autocast_disabled(inputs_embeds.device):
-            token_embeds = token_embeds.to(torch.promote_types(token_embeds.dtype, torch.float32))
-            new = self._embed_values(token_embeds, numbers[is_num].double())
+            token_embeds = inputs_embeds.to(torch.promote_types(inputs_embeds.dtype, torch.float32))
+            new = self._embed_values(token_embeds.flatten(0, -2), values.flatten())
         limit = torch.finfo(inputs_embeds.dtype).max
-        return inputs_embeds.index_put((is_num,), new.clamp(-limit, limit).to(inputs_embeds.dtype))
+        new = new.clamp(-limit, limit).to(inputs_embeds.dtype).view_as(inputs_embeds)
+        return torch.where(is_num[..., None], new, inputs_embeds)
 
     def loss(
         self, head_output: torch.Tensor, number_labels: torch.Tensor, mask: torch.Tensor, name: str = "number_labels"
@@ -228,5 +273,18 @@ class NumberEncoding(nn.Module, abc.ABC):
             >>> loss = enc.loss(enc.head(hidden), labels, labels_are_numbers)  # doctest: +SKIP
         """
         self.check_numbers(number_labels, mask, name=name)
-        per_item = self._item_losses(head_output[mask], number_labels[mask].double())
-        return (per_item.sum() / mask.sum().clamp(min=1)).to(head_output.dtype)
+        return self.masked_loss(head_output, number_labels, mask)
+
+    def masked_loss(self, head_output: torch.Tensor, number_labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """:meth:`loss` of checked labels: the item losses at every position (fixed shapes), averaged over ``mask``.
+
+        ``head_output`` may also hold only the selected rows (``(N, ...)``, with ``number_labels`` and ``mask``
+        of shape ``(N,)``). Labels elsewhere than ``mask`` are never read.
+
+        Example:
+            >>> loss = enc.masked_loss(enc.head(hidden), labels, labels_are_numbers)  # doctest: +SKIP
+        """
+        targets = torch.where(mask, number_labels.double(), FILLER)
+        per_item = self._item_losses(head_output.flatten(0, mask.dim() - 1), targets.flatten())
+        total = torch.where(mask.flatten(), per_item, 0.0).sum()
+        return (total / mask.sum().clamp(min=1)).to(head_output.dtype)

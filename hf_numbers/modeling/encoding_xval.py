@@ -20,7 +20,7 @@ import torch
 from torch import nn
 from transformers import initialization as init
 
-from .encoding_base import FLOAT32_MAX, NumberEncoding
+from .encoding_base import FLOAT32_MAX, NumberEncoding, refuse_where
 from .number_scaling import NumberScaling
 
 __all__ = ["XVAL_MAX", "XValEncoding"]
@@ -101,15 +101,18 @@ class XValEncoding(NumberEncoding):
     def _embed_values(self, token_embeds: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
         norms = token_embeds.double().norm(dim=-1)
         too_large = values.abs() * norms > _SQRT_FLOAT32_MAX
-        if too_large.any():
-            index = int(too_large.nonzero()[0])
-            raise ValueError(
-                f"input_numbers holds {values[index].item()!r} at a number position ({int(too_large.sum())} such "
-                f"values): scaled by the number token's embedding (norm {norms[index].item():.4g}) it would overflow "
-                f"float32 (|x| * norm must be <= {_SQRT_FLOAT32_MAX:.4g}), so the 'xval' encoding accepts |x| <= "
-                f"{_SQRT_FLOAT32_MAX / norms[index].item():.4g} there; scale the values down (the number scaling)"
-            )
+        refuse_where(too_large, lambda: self._overflow_message(values, norms, too_large))
         return token_embeds * values.to(token_embeds.dtype)[:, None]
+
+    @staticmethod
+    def _overflow_message(values: torch.Tensor, norms: torch.Tensor, too_large: torch.Tensor) -> str:
+        index = int(too_large.nonzero()[0])
+        return (
+            f"input_numbers holds {values[index].item()!r} at a number position ({int(too_large.sum())} such "
+            f"values): scaled by the number token's embedding (norm {norms[index].item():.4g}) it would overflow "
+            f"float32 (|x| * norm must be <= {_SQRT_FLOAT32_MAX:.4g}), so the 'xval' encoding accepts |x| <= "
+            f"{_SQRT_FLOAT32_MAX / norms[index].item():.4g} there; scale the values down (the number scaling)"
+        )
 
     def head(self, hidden_states: torch.Tensor) -> torch.Tensor:
         return self.mlp(hidden_states).squeeze(-1)

@@ -6,8 +6,9 @@ holds everything they have in common: the number positions come from
 ``isin(input_ids, config.num_token_ids)``, the number encoding (see ``encoding_base.py``) replaces
 or transforms the word embeddings of those positions before position embeddings are added, and
 the loss is ``token cross-entropy + number_loss_weight * number loss`` over ``[NUM]`` label
-positions. Under ``torch.autocast`` (mixed precision) the number embedding, head, loss and
-decoding stay float32. It also owns loading a plain checkpoint (``from_pretrained_backbone``),
+positions (the heads and losses: ``modeling_number_losses.py``). Under ``torch.autocast`` (mixed
+precision) the number embedding, head, loss and decoding stay float32. It also owns loading a
+plain checkpoint (``from_pretrained_backbone``),
 the checks of a saved one (``from_pretrained``), freezing the backbone and what
 ``save_pretrained`` adds to the config (``auto_map``'s ``AutoModel``, ``custom_pipelines``).
 
@@ -28,18 +29,17 @@ from typing import Any
 
 import torch
 from torch import nn
-from torch.nn import functional as F
 from transformers.modeling_utils import slice_logits_to_keep
 from transformers.utils import ModelOutput
 from transformers.utils.generic import can_return_tuple
 
-from .checks import check_number_weights, checked_input_numbers, saved_config_dict, to_float64
+from .checks import check_number_weights, checked_input_numbers, saved_config_dict
 from .encoding_base import NumberEncoding, autocast_disabled
 from .encoding_registry import build_number_encoding
 from .hub_card import NumberModelCardMixin
+from .modeling_number_losses import NumberLossMixin
 from .modeling_outputs import CACHE_NAME, NumberMaskedLMOutput
 from .number_scaling import NumberScalingMixin
-from .parsing import NEUTRAL_NUMBER
 
 __all__ = ["NUMBER_TOKEN_INITS", "NumberModelMixin"]
 
@@ -48,7 +48,7 @@ NUMBER_TOKEN_INITS = ("digits", "mean")
 mean resizing."""
 
 
-class NumberModelMixin(NumberScalingMixin, NumberModelCardMixin):
+class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin):
     """Number handling shared by the ``Number*`` models.
 
     A backbone's subclass adds only its token head (``_token_logits``) and, where the backbone
@@ -271,6 +271,8 @@ class NumberModelMixin(NumberScalingMixin, NumberModelCardMixin):
     # ------------------------------------------------------------------ forward
     def number_mask(self, input_ids: torch.Tensor) -> torch.Tensor:
         """Bool mask of the number tokens (``isin(input_ids, config.num_token_ids)``)."""
+        if torch.compiler.is_compiling():  # a constant of the graph: caching it would change the model's guards
+            return torch.isin(input_ids, torch.tensor(self.config.num_token_ids, device=input_ids.device))
         key = (input_ids.device, *self.config.num_token_ids)
         if self._number_ids is None or self._number_ids[0] != key:  # built once, not at every generation step
             self._number_ids = (key, torch.tensor(key[1:], device=input_ids.device))
@@ -291,6 +293,7 @@ class NumberModelMixin(NumberScalingMixin, NumberModelCardMixin):
         logits_to_keep: int | torch.Tensor = 0,
         number_head: bool = True,
         scaled_numbers: bool = False,
+        loss_only: bool = False,
         **kwargs: Any,
     ) -> ModelOutput:
         """Token logits, number predictions and (with ``labels``) the combined loss.
@@ -307,6 +310,10 @@ class NumberModelMixin(NumberScalingMixin, NumberModelCardMixin):
                 is None and ``head_hidden_states`` holds what it would read (``generate`` uses it).
             scaled_numbers: ``input_numbers`` and ``number_labels`` are already in the model's units (the
                 config's number scaling applied) and ``number_predictions`` stay in them (``generate`` uses it).
+            loss_only: with ``labels``, compute only what the loss needs (training): the token head at the
+                positions that have a label (after a causal LM's shift), the number head at those whose label
+                is a number token. The losses are those of a full forward (up to float rounding); ``logits`` and
+                ``number_predictions`` are None.
 
         Other arguments, the KV cache among them (``cache``, or ``past_key_values`` before transformers
         5.24), are passed to the backbone.
@@ -324,7 +331,10 @@ class NumberModelMixin(NumberScalingMixin, NumberModelCardMixin):
             raise ValueError("logits_to_keep cannot be combined with labels: the loss needs every position")
         if not number_head and (labels is not None or not self.causal):
             raise ValueError("number_head=False is for causal generation: without labels, on a causal LM")
+        if loss_only and labels is None:
+            raise ValueError("loss_only computes the loss alone: it needs labels")
         embeds = self.get_input_embeddings()(input_ids)
+        numbers = None
         if self.number_encoding is not None:  # a text encoding has none: its numbers are ordinary tokens
             is_num = self.number_mask(input_ids)
             numbers = checked_input_numbers(  # in the model's units from here on
@@ -349,6 +359,11 @@ class NumberModelMixin(NumberScalingMixin, NumberModelCardMixin):
         finally:
             self._numbers_after_norm = None
         hidden_states = slice_logits_to_keep(outputs.last_hidden_state, logits_to_keep)
+        causal = {CACHE_NAME: getattr(outputs, CACHE_NAME)} if self.causal else {}
+        if loss_only:
+            losses = self._losses_only(hidden_states, labels, number_labels, numbers, scaled_numbers)
+            return self.output_class(**losses, **causal, hidden_states=outputs.hidden_states,
+                                     attentions=outputs.attentions)
         logits = self._token_logits(hidden_states)
         loss = token_loss = number_loss = number_predictions = None
         if self.number_encoding is None:
@@ -359,17 +374,13 @@ class NumberModelMixin(NumberScalingMixin, NumberModelCardMixin):
             head_output, number_predictions = self._number_head(hidden_states)
             if not scaled_numbers:
                 number_predictions = self.number_scaling.inverse(number_predictions)
-            labels_name = "number_labels"
-            if number_labels is not None and not scaled_numbers and not self.number_scaling.is_identity:
-                number_labels = self.number_scaling.transform(to_float64(number_labels, input_ids.device))
-                labels_name = "number_labels (after the config's number scaling)"  # the range is in model units
             if labels is not None:
+                labels_name, number_labels = self._model_number_labels(number_labels, scaled_numbers, input_ids)
                 with autocast_disabled(hidden_states.device):  # the number path is never bf16/fp16
                     token_loss, number_loss = self._losses(
                         logits, head_output, labels, number_labels, numbers, labels_name
                     )
                 loss = token_loss + self.config.number_loss_weight * number_loss
-        causal = {CACHE_NAME: getattr(outputs, CACHE_NAME)} if self.causal else {}
         if not number_head:
             causal["head_hidden_states"] = hidden_states
         return self.output_class(
@@ -382,54 +393,6 @@ class NumberModelMixin(NumberScalingMixin, NumberModelCardMixin):
             hidden_states=outputs.hidden_states,
             attentions=outputs.attentions,
         )
-
-    def _number_head(self, hidden_states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The number head's output (float32 or wider) and its decoded float64 values; never bf16/fp16."""
-        with autocast_disabled(hidden_states.device):
-            head_output = self.number_encoding.head(hidden_states.to(self.number_encoding.compute_dtype))
-            head_output = head_output.to(torch.promote_types(head_output.dtype, torch.float32))
-            return head_output, self.number_encoding.decode(head_output)
-
-    def _losses(
-        self,
-        logits: torch.Tensor,
-        head_output: torch.Tensor,
-        labels: torch.Tensor,
-        number_labels: torch.Tensor | None,
-        numbers: torch.Tensor,
-        labels_name: str = "number_labels",
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Token cross-entropy and number loss (both means; 0 when nothing is labelled).
-
-        The encoding checks the labelled values (``labels_name`` names them in its error).
-        """
-        if number_labels is None and self.causal:
-            number_labels = numbers
-        if number_labels is not None:
-            number_labels = to_float64(number_labels, labels.device)
-            if number_labels.shape != labels.shape:
-                raise ValueError(
-                    f"number_labels has shape {tuple(number_labels.shape)} but labels has shape "
-                    f"{tuple(labels.shape)}; they must match"
-                )
-        token_loss = self._token_loss(logits, labels)
-        if self.causal:  # shift the labels, not the (large) logits: position t predicts token t + 1
-            labels = F.pad(labels[:, 1:], (0, 1), value=-100)
-            number_labels = F.pad(number_labels[:, 1:], (0, 1), value=NEUTRAL_NUMBER)
-        labelled_numbers = self.number_mask(labels)
-        if number_labels is None:
-            if labelled_numbers.any():
-                raise ValueError("labels contain number tokens but number_labels is None; pass their target values")
-            number_labels = torch.full(labels.shape, NEUTRAL_NUMBER, dtype=torch.float64, device=labels.device)
-        number_loss = self.number_encoding.loss(head_output, number_labels, labelled_numbers, name=labels_name)
-        return token_loss, number_loss
-
-    def _token_loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        """Mean token cross-entropy (0 when nothing is labelled); a causal LM's labels are shifted here."""
-        if self.causal:  # shift the labels, not the (large) logits: position t predicts token t + 1
-            labels = F.pad(labels[:, 1:], (0, 1), value=-100)
-        token_sum = F.cross_entropy(logits.flatten(0, -2).float(), labels.flatten(), ignore_index=-100, reduction="sum")
-        return token_sum / (labels != -100).sum().clamp(min=1)
 
 
 # transformers reads the signature of a registered (remote-code) model's forward at every generation step;

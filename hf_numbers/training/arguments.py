@@ -245,6 +245,14 @@ class NumberTrainingArguments:
             "(less memory for a slower step; transformers' gradient checkpointing, non-reentrant)."
         },
     )
+    torch_compile: bool = field(
+        default=False,
+        metadata={
+            "help": "Compile the model's training step with torch.compile (TorchInductor; on CPU it needs a C++ "
+            "compiler). The first steps, and the first of each new batch shape, wait for the compilation; "
+            "evaluation runs uncompiled. See docs/benchmarks.md (Training step) for when it pays off."
+        },
+    )
     fsdp: bool = field(
         default=False,
         metadata={

@@ -9,6 +9,10 @@ that hold no pickle, see :mod:`.checkpoints`). Training stops with a ``FloatingP
 the first non-finite training or evaluation loss, before that step is applied or saved, and with a
 ``ValueError`` naming the step where the model refuses a batch (a value its encoding cannot carry).
 
+The model computes the loss alone (``forward(..., loss_only=True)``: its token head only at labelled positions).
+With ``--torch_compile`` the training steps run the model compiled by ``torch.compile`` (evaluation stays eager);
+a value the compiled model refuses is named by running that batch uncompiled.
+
 With ``--fsdp`` the loop shards the model itself with FSDP2 instead of letting Accelerate wrap it in DDP
 (:mod:`.sharding`); checkpoints are then sharded and the model returned is gathered whole.
 
@@ -33,6 +37,7 @@ from accelerate.utils import DataLoaderConfiguration, parse_flag_from_env, set_s
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
+from ..modeling.encoding_base import REFUSED
 from ..strict_json import write_json
 from .arguments import NumberTrainingArguments
 from .checkpoints import TrainerState, load_checkpoint, resolve_checkpoint, save_checkpoint
@@ -165,12 +170,51 @@ def _require_finite(losses: dict[str, float], step: int, where: str) -> None:
 def _losses(model: torch.nn.Module, batch: dict[str, torch.Tensor], args: NumberTrainingArguments,
             number_token_loss: NumberTokenLoss | None) -> list[torch.Tensor]:
     """Loss, token loss and number loss of ``batch``: the model's, or with ``number_token_loss`` (a text encoding's
-    number loss is 0) the token loss plus its weighted number-token loss, which is then the number loss."""
-    out = model(**batch)
+    number loss is 0) the token loss plus its weighted number-token loss, which is then the number loss.
+
+    Without ``number_token_loss`` the model computes the loss alone (``loss_only``: its heads run only where the
+    loss reads them)."""
     if number_token_loss is None:
+        out = model(**batch, loss_only=True)
         return [out.loss, out.token_loss, out.number_loss]
+    out = model(**batch)
     number_loss = number_token_loss(out.logits, batch["labels"])
     return [out.token_loss + args.number_token_loss_weight * number_loss, out.token_loss, number_loss]
+
+
+def compiled_step(model: torch.nn.Module) -> Callable[..., Any]:
+    """``model`` compiled by ``torch.compile`` for training steps (``--torch_compile``).
+
+    ``loss_only`` gathers the labelled positions, whose number depends on the batch: the compiler traces that
+    gather (``capture_dynamic_output_shape_ops``) instead of breaking the graph there.
+
+    Example:
+        >>> step = compiled_step(model); out = step(**batch, loss_only=True)  # doctest: +SKIP
+    """
+    compiled = torch.compile(model)
+
+    def call(**batch: Any) -> Any:
+        with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+            return compiled(**batch)
+
+    return call
+
+
+def _refusal(error: Exception, model: torch.nn.Module, batch: dict[str, torch.Tensor], step: int) -> ValueError | None:
+    """The ``ValueError`` for a training batch the model refused (None: ``error`` is no refusal).
+
+    A compiled model refuses with an assert that cannot name the value (a ``RuntimeError`` naming
+    :data:`~hf_numbers.modeling.encoding_base.REFUSED`); the uncompiled ``model`` then runs the batch for the message.
+    """
+    if isinstance(error, RuntimeError) and REFUSED in str(error):
+        try:
+            with torch.no_grad():
+                model(**batch)
+        except ValueError as eager_error:
+            error = eager_error
+    if not isinstance(error, ValueError):
+        return None
+    return ValueError(f"step {step}: the model refused a training batch: {error}")
 
 
 def _mean_loss(model: torch.nn.Module, loader: DataLoader, accelerator: Accelerator, args: NumberTrainingArguments,
@@ -278,6 +322,7 @@ def _train(
         model, optimizer, train_loader = accelerator.prepare(model, optimizer, train_loader)
     if eval_loader is not None:
         eval_loader = accelerator.prepare(eval_loader)
+    step_model = compiled_step(model) if args.torch_compile else model  # training steps only: evaluation is eager
     # The scheduler stays out of accelerator.prepare (which would step it once per process): it is
     # stepped by hand, once per optimizer step, and saved by save_checkpoint.
 
@@ -325,10 +370,12 @@ def _train(
         for batch in loader:
             with accelerator.accumulate(model):
                 try:
-                    losses = _losses(model, batch, args, number_token_loss)
-                except ValueError as error:  # a value the encoding cannot carry: from the data, or diverged weights
-                    step = state.global_step + 1
-                    raise ValueError(f"step {step}: the model refused a training batch: {error}") from error
+                    losses = _losses(step_model, batch, args, number_token_loss)
+                except (ValueError, RuntimeError) as error:  # a value the encoding cannot carry: from the data, or
+                    refusal = _refusal(error, model, batch, state.global_step + 1)  # diverged weights
+                    if refusal is None:
+                        raise
+                    raise refusal from error
                 step_losses += torch.stack([loss.detach().to(step_losses.dtype) for loss in losses])
                 accelerator.backward(losses[0])
                 if accelerator.sync_gradients:

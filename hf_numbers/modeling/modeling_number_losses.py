@@ -1,0 +1,130 @@
+"""The number models' heads and losses: :class:`NumberLossMixin`, a base of ``NumberModelMixin``.
+
+The loss is ``token cross-entropy + number_loss_weight * number loss``; the number loss is the encoding's,
+over the positions whose label (a causal LM's shifted by one) is a number token, with the labelled values
+checked first. ``forward(..., loss_only=True)`` (training) runs each head only at the positions its loss
+reads (:meth:`NumberLossMixin._losses_only`); a full forward runs them everywhere. The number head, its
+loss and decoding run with autocast off (float32 or wider, never bf16/fp16).
+
+This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
+imports nothing from ``hf_numbers`` outside that folder.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch.nn import functional as F
+
+from .checks import to_float64
+from .encoding_base import autocast_disabled, refuse_where
+from .parsing import NEUTRAL_NUMBER
+
+__all__ = ["NumberLossMixin"]
+
+
+class NumberLossMixin:
+    """Heads and losses of a number model (``self.number_encoding``, ``self.config``, ``self.causal``,
+    ``self.number_mask`` and ``self._token_logits`` come from ``NumberModelMixin`` and the model class)."""
+
+    number_encoding: Any
+    causal: bool
+
+    def _model_number_labels(
+        self, number_labels: torch.Tensor | None, scaled_numbers: bool, input_ids: torch.Tensor
+    ) -> tuple[str, torch.Tensor | None]:
+        """``number_labels`` in the model's units (float64) and the name their check gives them."""
+        if number_labels is None:
+            return "number_labels", None
+        number_labels = to_float64(number_labels, input_ids.device)
+        if scaled_numbers or self.number_scaling.is_identity:
+            return "number_labels", number_labels
+        scaled = self.number_scaling.transform(number_labels)
+        return "number_labels (after the config's number scaling)", scaled  # the range is in model units
+
+    def _number_head(self, hidden_states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The number head's output (float32 or wider) and its decoded float64 values; never bf16/fp16."""
+        with autocast_disabled(hidden_states.device):
+            head_output = self._number_head_output(hidden_states)
+            return head_output, self.number_encoding.decode(head_output)
+
+    def _number_head_output(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        """The number head's raw output (float32 or wider, never bf16/fp16), without decoding."""
+        with autocast_disabled(hidden_states.device):
+            head_output = self.number_encoding.head(hidden_states.to(self.number_encoding.compute_dtype))
+            return head_output.to(torch.promote_types(head_output.dtype, torch.float32))
+
+    def _loss_targets(
+        self,
+        labels: torch.Tensor,
+        number_labels: torch.Tensor | None,
+        numbers: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """What position ``t`` is scored on: its token label and number label (a causal LM's shifted by one,
+        as ``_token_loss`` shifts them) and whether that label is a number token."""
+        if number_labels is None and self.causal:
+            number_labels = numbers
+        if number_labels is not None and number_labels.shape != labels.shape:
+            raise ValueError(
+                f"number_labels has shape {tuple(number_labels.shape)} but labels has shape "
+                f"{tuple(labels.shape)}; they must match"
+            )
+        if self.causal:  # shift the labels, not the (large) logits: position t predicts token t + 1
+            labels = F.pad(labels[:, 1:], (0, 1), value=-100)
+            number_labels = F.pad(number_labels[:, 1:], (0, 1), value=NEUTRAL_NUMBER)
+        labelled_numbers = self.number_mask(labels)
+        if number_labels is None:
+            refuse_where(labelled_numbers, lambda: "labels contain number tokens but number_labels is None; pass "
+                                                   "their target values")
+            number_labels = torch.full(labels.shape, NEUTRAL_NUMBER, dtype=torch.float64, device=labels.device)
+        return labels, number_labels, labelled_numbers
+
+    def _losses(
+        self,
+        logits: torch.Tensor,
+        head_output: torch.Tensor,
+        labels: torch.Tensor,
+        number_labels: torch.Tensor | None,
+        numbers: torch.Tensor,
+        labels_name: str = "number_labels",
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Token cross-entropy and number loss (both means; 0 when nothing is labelled).
+
+        The encoding checks the labelled values (``labels_name`` names them in its error).
+        """
+        token_loss = self._token_loss(logits, labels)
+        _, number_labels, labelled_numbers = self._loss_targets(labels, number_labels, numbers)
+        number_loss = self.number_encoding.loss(head_output, number_labels, labelled_numbers, name=labels_name)
+        return token_loss, number_loss
+
+    def _losses_only(
+        self,
+        hidden_states: torch.Tensor,
+        labels: torch.Tensor,
+        number_labels: torch.Tensor | None,
+        numbers: torch.Tensor | None,
+        scaled_numbers: bool,
+    ) -> dict[str, torch.Tensor]:
+        """``forward(..., loss_only=True)``'s losses: each head runs only at the positions its loss reads."""
+        targets = F.pad(labels[:, 1:], (0, 1), value=-100) if self.causal else labels
+        scored = targets != -100
+        token_sum = F.cross_entropy(self._token_logits(hidden_states[scored]).float(), targets[scored], reduction="sum")
+        token_loss = token_sum / scored.sum().clamp(min=1)
+        if self.number_encoding is None:
+            return {"loss": token_loss, "token_loss": token_loss, "number_loss": torch.zeros_like(token_loss)}
+        labels_name, number_labels = self._model_number_labels(number_labels, scaled_numbers, labels)
+        with autocast_disabled(hidden_states.device):  # the number path is never bf16/fp16
+            _, number_labels, labelled = self._loss_targets(labels, number_labels, numbers)
+            head_output = self._number_head_output(hidden_states[labelled])  # the rows of the labelled numbers
+            number_loss = self.number_encoding.loss(head_output, number_labels[labelled], labelled[labelled],
+                                                    name=labels_name)
+        loss = token_loss + self.config.number_loss_weight * number_loss
+        return {"loss": loss, "token_loss": token_loss, "number_loss": number_loss}
+
+    def _token_loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        """Mean token cross-entropy (0 when nothing is labelled); a causal LM's labels are shifted here."""
+        if self.causal:  # shift the labels, not the (large) logits: position t predicts token t + 1
+            labels = F.pad(labels[:, 1:], (0, 1), value=-100)
+        token_sum = F.cross_entropy(logits.flatten(0, -2).float(), labels.flatten(), ignore_index=-100, reduction="sum")
+        return token_sum / (labels != -100).sum().clamp(min=1)

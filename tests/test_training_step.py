@@ -1,0 +1,172 @@
+"""The fast training step: the loss alone (``loss_only``), a number path that compiles whole, guards that still
+refuse bad values, and ``--torch_compile`` in the training loop (issue 30)."""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import torch
+from model_helpers import (
+    CAUSAL,
+    ENCODINGS,
+    MATRIX,
+    NUM_IDS,
+    TEXT_ENCODINGS,
+    covering_pairs,
+    one_thread,
+    random_batch,
+    tiny_args,
+    tiny_model,
+)
+
+from hf_numbers import BACKBONES
+from hf_numbers.data.collators import DataCollatorForNumberCausalLM
+from hf_numbers.modeling.encoding_base import REFUSED
+from hf_numbers.training import build_dataset, build_model, build_tokenizer, tokenize_dataset, train_model
+
+LOSSES = ("loss", "token_loss", "number_loss")
+INDUCTOR_VARIABLE = "HF_NUMBERS_TEST_INDUCTOR"
+
+
+def answer_only(batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """``batch`` with the labels of the first half of each row removed (the prompt of an answer-only loss)."""
+    labels = batch["labels"].clone()
+    labels[:, : labels.shape[1] // 2] = -100
+    return {**batch, "labels": labels}
+
+
+def losses_and_gradients(model: torch.nn.Module, batch: dict, **kwargs) -> tuple[dict, dict]:
+    model.zero_grad(set_to_none=True)
+    out = model(**batch, **kwargs)
+    out.loss.backward()
+    gradients = {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
+    return {name: getattr(out, name).item() for name in LOSSES}, gradients
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _single_thread() -> Iterator[None]:
+    with one_thread():
+        yield
+
+
+CASES = [(*pair, "answer") for pair in MATRIX + covering_pairs(list(BACKBONES), TEXT_ENCODINGS)]
+CASES += [(*pair, "every") for pair in covering_pairs(list(BACKBONES), ENCODINGS)]
+
+
+@pytest.mark.parametrize("backbone,encoding,labels", CASES)
+def test_loss_only_gives_the_losses_and_gradients_of_a_full_forward(backbone: str, encoding: str, labels: str) -> None:
+    """Every pair with an answer-only loss (some positions unlabelled), and every backbone with every label."""
+    model = tiny_model(backbone, encoding).train()
+    batch = random_batch(backbone) if labels == "every" else answer_only(random_batch(backbone))
+    full, full_gradients = losses_and_gradients(model, batch)
+    only, only_gradients = losses_and_gradients(model, batch, loss_only=True)
+    assert only == pytest.approx(full, rel=1e-5, abs=1e-7)
+    assert full_gradients.keys() == only_gradients.keys()
+    for name, gradient in full_gradients.items():
+        torch.testing.assert_close(only_gradients[name], gradient, rtol=1e-4, atol=1e-6, msg=name)
+    out = model(**batch, loss_only=True)
+    assert out.logits is None and out.number_predictions is None
+
+
+def test_loss_only_needs_labels() -> None:
+    backbone, encoding = MATRIX[0]
+    batch = random_batch(backbone)
+    del batch["labels"]
+    with pytest.raises(ValueError, match="loss_only computes the loss alone: it needs labels"):
+        tiny_model(backbone, encoding)(**batch, loss_only=True)
+
+
+@pytest.mark.parametrize("loss_only", [False, True])
+def test_loss_only_still_refuses_a_nan_label(loss_only: bool) -> None:
+    backbone = CAUSAL[0]
+    model = tiny_model(backbone, ENCODINGS[0])
+    batch = random_batch(backbone)
+    number_labels = batch["input_numbers"].clone()
+    position = tuple(int(i) for i in torch.isin(batch["input_ids"], torch.tensor(NUM_IDS[backbone])).nonzero()[1])
+    number_labels[position] = float("nan")
+    with pytest.raises(ValueError, match=r"number_labels .*holds nan at a number position \(1 such values\)"):
+        model(**batch, number_labels=number_labels, loss_only=loss_only)
+
+
+TRACED = covering_pairs(CAUSAL, ENCODINGS[:2])
+
+
+@pytest.mark.parametrize("backbone,encoding", TRACED)
+def test_the_training_forward_traces_as_one_graph(backbone: str, encoding: str) -> None:
+    """No data-dependent branch in the number path: torch.compile sees one graph, no break; with ``loss_only`` too
+    (first pair), whose gathers the compiler traces as the training loop asks it to (``compiled_step``)."""
+    model, batch = tiny_model(backbone, encoding).train(), random_batch(backbone)
+    for loss_only in (False, True)[: 2 if (backbone, encoding) == TRACED[0] else 1]:
+        torch._dynamo.reset()
+        with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=loss_only):
+            explained = torch._dynamo.explain(model)(**batch, loss_only=loss_only)
+        assert (explained.graph_count, explained.graph_break_count) == (1, 0), explained.break_reasons
+
+
+@pytest.fixture(scope="module")
+def lookup(tmp_path_factory: pytest.TempPathFactory) -> tuple:
+    """The tiny look-up run's tokenizer and tokenized data (built once for the loop's tests)."""
+    args = tiny_args(backbone=CAUSAL[0], output_dir=str(tmp_path_factory.mktemp("data")))
+    dataset = build_dataset(args)
+    tokenizer = build_tokenizer(args, dataset)
+    return tokenizer, tokenize_dataset(dataset, tokenizer, args.max_length)
+
+
+def train_few_steps(lookup: tuple, folder: Path, compiled: bool, poison_at: int | None = None) -> list[float]:
+    """Losses of 4 steps of a tiny GPT-2-like run, eager or with ``--torch_compile``; ``poison_at``: the batch whose
+    numbers become NaN."""
+    tokenizer, data = lookup
+    args = tiny_args(backbone=CAUSAL[0], output_dir=str(folder / str(compiled)), max_steps=4, logging_steps=1,
+                     save_steps=0, eval_steps=0, torch_compile=compiled)
+    torch.manual_seed(0)
+    model = build_model(args, tokenizer)
+    plain = DataCollatorForNumberCausalLM(tokenizer, pad_to_multiple_of=64)  # one shape (19-44 tokens): one compile
+    calls = []
+
+    def collate(features):
+        batch = plain(features)
+        calls.append(1)
+        if len(calls) == poison_at:
+            batch["input_numbers"][tokenizer.number_mask(batch["input_ids"])] = float("nan")
+        return batch
+
+    _, result = train_model(model, data["train"], collate, args)
+    return [record["loss"] for record in result.log_history if "loss" in record]
+
+
+@pytest.mark.parametrize("backend", [
+    "aot_eager",
+    pytest.param("inductor", marks=pytest.mark.skipif(
+        not os.environ.get(INDUCTOR_VARIABLE),
+        reason=f"TorchInductor compiles C++ for minutes on a 2-core CPU: set {INDUCTOR_VARIABLE}=1 to run it")),
+])
+def test_torch_compile_trains_with_the_losses_of_eager_steps(
+    lookup: tuple, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    """``--torch_compile true`` (the loop's compiled step: dynamo, AOT autograd with the loss_only gathers traced,
+    and the backend) gives the losses of eager steps. The default backend, TorchInductor, is slow to compile here;
+    ``aot_eager`` runs everything up to its code generation."""
+    eager = train_few_steps(lookup, tmp_path, compiled=False)
+    monkeypatch.setattr(torch, "compile", functools.partial(torch.compile, backend=backend))
+    torch._dynamo.reset()
+    compiled = train_few_steps(lookup, tmp_path, compiled=True)
+    assert len(compiled) == len(eager) == 4
+    assert compiled == pytest.approx(eager, rel=1e-4)
+
+
+def test_torch_compile_names_the_value_it_refuses(
+    lookup: tuple, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compiled step's guard (an assert inside the graph: a RuntimeError naming REFUSED) becomes the eager
+    model's message, with the step (batch 3 is step 3). The compiler's eager backend keeps the test fast; the
+    assert is the same graph node."""
+    monkeypatch.setattr(torch, "compile", functools.partial(torch.compile, backend="eager"))
+    torch._dynamo.reset()
+    refused = r"step 3: the model refused a training batch: input_numbers .*holds nan"
+    with pytest.raises(ValueError, match=refused) as info:
+        train_few_steps(lookup, tmp_path, compiled=True, poison_at=3)
+    assert isinstance(info.value.__cause__, RuntimeError) and REFUSED in str(info.value.__cause__)
