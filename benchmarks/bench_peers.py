@@ -43,7 +43,7 @@ from typing import Any
 
 import datasets
 import torch
-from peer_xtransformers import INSTALL_HINT, XValPeer, x_transformers_missing
+from peer_xtransformers import INSTALL_HINT, PEER_DECODERS, XValPeer, x_transformers_missing
 from reproduction.arithmetic import ARITHMETIC_TASKS
 from reproduction.common import commit, machine
 from transformers import get_cosine_with_min_lr_schedule_with_warmup
@@ -86,6 +86,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for name, value in FULL.items():
         flag, default = f"--{name.replace('_', '-')}", f"default {value} ({QUICK[name]} with --quick)"
         parser.add_argument(flag, type=int, help=default)
+    parser.add_argument("--peer-decoder", choices=list(PEER_DECODERS), default="default",
+                        help="x-transformers' Decoder: its defaults (absolute positions, LayerNorm, GELU with biases) "
+                        "or llama-like (rotary positions, RMSNorm, SwiGLU, no biases)")  # fmt: skip
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--quick", action="store_true", help="a tiny run of every code path (seconds)")
     parser.add_argument("--results", type=Path, help=f"records folder; default {RESULTS} (--quick: peers-quick)")
@@ -149,7 +152,7 @@ def run_pair(task: str, backbone: str, seed: int, loss: str, args: argparse.Name
     torch.manual_seed(seed)
     model = build_model(targs, tokenizer, dataset)
     torch.manual_seed(seed)
-    peer = XValPeer(model.config, tokenizer, args.hidden, args.layers, args.heads, targs.max_length)
+    peer = XValPeer(model.config, tokenizer, args.hidden, args.layers, args.heads, targs.max_length, args.peer_decoder)
     features = list(tokenize_dataset(dataset, tokenizer, targs.max_length, end_with_eos=True)["train"])
     batches, order, collator = [], torch.Generator().manual_seed(seed), make_collator(targs, tokenizer)
     while len(batches) < args.steps:  # seeded epochs, whole batches (a shuffling DataLoader's order)
@@ -169,7 +172,8 @@ def run_pair(task: str, backbone: str, seed: int, loss: str, args: argparse.Name
         for trainee in list(trainees.values())[:: 1 if index % 2 == 0 else -1]:
             trainee.train(steps)
     test = dataset["test"]
-    record: dict[str, Any] = {"task": task, "backbone": backbone, "loss": loss, "seed": seed}
+    record: dict[str, Any] = {"task": task, "backbone": backbone, "loss": loss, "seed": seed,
+                              "peer_decoder": args.peer_decoder}  # fmt: skip
     for label, trainee in trainees.items():
         predictions = predict_answers(trainee.model, tokenizer, test["text"], test["answer_index"],
                                       max_length=targs.max_length)  # fmt: skip
@@ -212,7 +216,11 @@ def write_table(results: Path) -> str:
     """The markdown table of every record in ``results`` (``<results>.md``): one row per pair, ``hf / x`` cells."""
     records = [json.loads(path.read_text()) for path in sorted(results.glob("*.json"))]
     tasks, losses = list(ARITHMETIC_TASKS), list(LOSSES)
-    records.sort(key=lambda r: (losses.index(r["loss"]), tasks.index(r["task"]), r["backbone"], r["seed"]))
+    decoders = list(PEER_DECODERS)
+    for r in records:
+        r.setdefault("peer_decoder", "default")  # records written before --peer-decoder existed
+    records.sort(key=lambda r: (losses.index(r["loss"]), tasks.index(r["task"]), r["backbone"],
+                                decoders.index(r["peer_decoder"]), r["seed"]))  # fmt: skip
     lines = [
         "# hf_numbers' xVal against x-transformers' xVal",
         "",
@@ -220,16 +228,16 @@ def write_table(results: Path) -> str:
         "optimizer for both; test split; each cell is hf_numbers / x-transformers. Steps per CPU-second over",
         "alternating chunks on one thread; ratio = hf_numbers / x-transformers.",
         "",
-        "| task | backbone | loss | seed | steps | parameters | R² | R² log | within 1% | invalid | steps / CPU-s "
-        "| ratio |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| task | backbone | x decoder | loss | seed | steps | parameters | R² | R² log | within 1% | invalid "
+        "| steps / CPU-s | ratio |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in records:
         params = " / ".join(f"{r[label]['parameters'] / 1e6:.2f}M" for label in ("hf_numbers", "x-transformers"))
         steps = r["run"]["size"]["steps"]
         lines.append(
-            f"| {r['task']} | {r['backbone']} | {r['loss']} | {r['seed']} | {steps:,} | {params} | {_cell(r, 'r2')} | "
-            f"{_cell(r, 'r2_log')} | {_cell(r, 'within_1pct', percent=True)} | "
+            f"| {r['task']} | {r['backbone']} | {r['peer_decoder']} | {r['loss']} | {r['seed']} | {steps:,} | "
+            f"{params} | {_cell(r, 'r2')} | {_cell(r, 'r2_log')} | {_cell(r, 'within_1pct', percent=True)} | "
             f"{_cell(r, 'invalid_rate', percent=True)} | {_cell(r, 'steps_per_cpu_s', 1)} | {r['ratio']:.3f} |"
         )
     runs = {(r["run"]["command"], r["run"]["date"], r["run"]["machine"], r["run"]["versions"], r["run"]["commit"])
@@ -258,7 +266,8 @@ def main(argv: list[str] | None = None) -> None:
             for seed in args.seeds:
                 for backbone in args.backbones:
                     record = run_pair(task, backbone, seed, loss, args) | {"run": run}
-                    path = args.results / f"{task}-{backbone}-{loss}-seed{seed}.json"
+                    peer = "" if args.peer_decoder == "default" else f"-x{args.peer_decoder}"
+                    path = args.results / f"{task}-{backbone}-{loss}-seed{seed}{peer}.json"
                     path.write_text(json.dumps(record, indent=1) + "\n")
                     print(json.dumps({key: record[key] for key in ("task", "backbone", "loss", "seed", "ratio")}
                                      | {label: record[label] for label in ("hf_numbers", "x-transformers")}),

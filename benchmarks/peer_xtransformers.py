@@ -33,6 +33,17 @@ INSTALL_HINT = (
 )
 
 
+PEER_DECODERS = {
+    "default": {},
+    # Llama's choices: rotary positions over the whole head (no absolute position embedding), RMSNorm, a SwiGLU
+    # feed-forward 8/3 as wide as the model, no biases (x-transformers' attention has none by default)
+    "llama-like": {"rotary_pos_emb": True, "rotary_emb_dim": None, "use_rmsnorm": True, "ff_glu": True,
+                   "ff_swish": True, "ff_no_bias": True, "ff_mult": 8 / 3},
+}  # fmt: skip
+"""``Decoder`` settings beyond the sizes: x-transformers' defaults (absolute positions added to the embeddings,
+pre-norm LayerNorm without bias, GELU feed-forward with biases), or set up as Llama."""
+
+
 def x_transformers_missing() -> bool:
     """Whether x-transformers cannot be imported (the benchmark then says how to install it)."""
     return importlib.util.find_spec("x_transformers") is None
@@ -44,23 +55,35 @@ class XValPeer(nn.Module):
     ``hf_numbers.evaluation.predict.predict_answers`` predicts its answers exactly as an hf_numbers model's.
 
     ``config`` is the compared hf_numbers model's config (its ``num_token_id``, number scaling, vocabulary
-    and positions); heads of ``hidden // heads`` dimensions, as the hf_numbers backbones have.
+    and positions); heads of ``hidden // heads`` dimensions, as the hf_numbers backbones have; ``decoder`` names
+    the ``Decoder``'s other settings (:data:`PEER_DECODERS`).
     """
 
     causal = True
 
-    def __init__(self, config: Any, tokenizer: Any, hidden: int, layers: int, heads: int, max_length: int) -> None:
+    def __init__(
+        self,
+        config: Any,
+        tokenizer: Any,
+        hidden: int,
+        layers: int,
+        heads: int,
+        max_length: int,
+        decoder: str = "default",
+    ) -> None:
         super().__init__()
         from x_transformers import Decoder, XValAutoregressiveWrapper, XValTransformerWrapper
 
         self.config = config  # predict_answers reads config.number_encoding: xVal, as the hf_numbers model
         self.tokenizer = tokenizer
         self.scaling = NumberScaling.from_config(config)
+        settings = {key: hidden // heads if key == "rotary_emb_dim" else value
+                    for key, value in PEER_DECODERS[decoder].items()}  # fmt: skip
         self.net = XValTransformerWrapper(
             num_tokens=config.vocab_size,
             max_seq_len=max_length,
             numerical_token_id=config.num_token_id,
-            attn_layers=Decoder(dim=hidden, depth=layers, heads=heads, attn_dim_head=hidden // heads),
+            attn_layers=Decoder(dim=hidden, depth=layers, heads=heads, attn_dim_head=hidden // heads, **settings),
         )
         self.wrapper = XValAutoregressiveWrapper(self.net)
 
