@@ -17,10 +17,11 @@ Numbers are kept out of mixed precision: :meth:`NumberEncoding.embed` and the mo
 head, loss and decoding run with autocast off (:func:`autocast_disabled`) in float32 (float64
 for a float64 model), so that bf16/fp16 never rounds a value or a target (bf16: 1.53 -> 1.53125).
 
-The training step's number path has fixed shapes and no Python branch on tensor values, so that
-``torch.compile`` traces it whole: the embedding and the loss are computed at every position and
-kept where ``is_num`` (or the loss mask) is set, and a value the encoding refuses is found by a
-vectorised mask (:meth:`NumberEncoding.refused`) that :func:`refuse_where` turns into an error.
+The number path has no Python branch on tensor values, so that ``torch.compile`` traces it whole:
+a value the encoding refuses is found by a vectorised mask (:meth:`NumberEncoding.refused`) that
+:func:`refuse_where` turns into an error, the loss is computed at every position and averaged over
+the labelled ones, and the embedding, computed at the number positions only when eager, is computed
+at every position under the compiler (fixed shapes) and kept at the number positions.
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.
@@ -42,8 +43,8 @@ __all__ = ["FILLER", "FLOAT32_MAX", "REFUSED", "EncodingOption", "NumberEncoding
 
 FLOAT32_MAX = float(torch.finfo(torch.float32).max)
 FILLER = 0.0
-"""The value the number path computes with where there is no number (every encoding takes 0): the embedding and
-the loss run at every position, with fixed shapes, and keep only the number positions."""
+"""The value the number path computes with where there is no number (every encoding takes 0): the loss (and, under
+torch.compile, the embedding) runs at every position, with fixed shapes, and keeps only the number positions."""
 REFUSED = "the number model refused its inputs"
 """The start of the error a compiled model raises for a refused value (its assert cannot name the value: run the
 batch without torch.compile for the full message, as ``hf-numbers train --torch_compile true`` does)."""
@@ -184,8 +185,8 @@ class NumberEncoding(nn.Module, abc.ABC):
     def _embed_values(self, token_embeds: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
         """Embeddings ``(N, H)`` of ``N`` tokens from their token embeddings and float64 values.
 
-        :meth:`embed` passes every token (fixed shapes) and keeps the rows of number tokens; the other rows
-        hold :data:`FILLER` (0.0, a value every encoding takes), so a check of the values never flags them."""
+        Eager, :meth:`embed` passes the number tokens; compiled, every token (fixed shapes), the rows that are
+        no number holding :data:`FILLER` (0.0, a value every encoding takes, so a check never flags them)."""
 
     @abc.abstractmethod
     def head(self, hidden_states: torch.Tensor) -> torch.Tensor:
@@ -243,24 +244,30 @@ class NumberEncoding(nn.Module, abc.ABC):
         """Token embeddings ``(B, L, H)`` with the number embedding at ``is_num`` positions, others untouched.
 
         ``numbers`` must have passed :meth:`check_numbers` (other positions are never read). The number
-        embeddings are computed at every position (fixed shapes: no gather of the number positions) with
-        autocast off, from float32 (or float64) token embeddings, then cast to the dtype of ``inputs_embeds``,
-        saturating at its largest finite value (fp16: 65504) instead of becoming inf, and kept at ``is_num``.
+        embeddings are computed with autocast off, from float32 (or float64) token embeddings, then cast to
+        the dtype of ``inputs_embeds``, saturating at its largest finite value (fp16: 65504) instead of
+        becoming inf. Eager, only the number positions are computed (an encoding's MLP costs per position);
+        under ``torch.compile`` every position is (fixed shapes, no gather) and the number positions kept.
 
         Example:
             >>> out = enc.embed(torch.ones(1, 2, 32), torch.tensor([[1.0, 2.5]], dtype=torch.float64),
             ...                 torch.tensor([[False, True]]))  # doctest: +SKIP
         """
-        if not torch.compiler.is_compiling() and not torch.is_grad_enabled() and not is_num.any():
+        compiling = torch.compiler.is_compiling()
+        if not compiling and not torch.is_grad_enabled() and not is_num.any():
             return inputs_embeds  # most generation steps (training keeps the graph: the encoding's parameters
             # get their zero gradients, as DDP expects)
-        values = torch.where(is_num, numbers.double(), FILLER)
+        if compiling:
+            rows, values = inputs_embeds.flatten(0, -2), torch.where(is_num, numbers.double(), FILLER).flatten()
+        else:
+            rows, values = inputs_embeds[is_num], numbers[is_num].double()
         with autocast_disabled(inputs_embeds.device):
-            token_embeds = inputs_embeds.to(torch.promote_types(inputs_embeds.dtype, torch.float32))
-            new = self._embed_values(token_embeds.flatten(0, -2), values.flatten())
+            new = self._embed_values(rows.to(torch.promote_types(rows.dtype, torch.float32)), values)
         limit = torch.finfo(inputs_embeds.dtype).max
-        new = new.clamp(-limit, limit).to(inputs_embeds.dtype).view_as(inputs_embeds)
-        return torch.where(is_num[..., None], new, inputs_embeds)
+        new = new.clamp(-limit, limit).to(inputs_embeds.dtype)
+        if compiling:
+            return torch.where(is_num[..., None], new.view_as(inputs_embeds), inputs_embeds)
+        return inputs_embeds.index_put((is_num,), new)
 
     def loss(
         self, head_output: torch.Tensor, number_labels: torch.Tensor, mask: torch.Tensor, name: str = "number_labels"
