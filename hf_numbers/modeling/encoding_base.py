@@ -221,8 +221,8 @@ class NumberEncoding(nn.Module, abc.ABC):
         finite = torch.isfinite(values)
         return is_num & ~(finite & ~self._out_of_range(torch.where(finite, values, FILLER)))
 
-    def check_numbers(self, numbers: torch.Tensor, is_num: torch.Tensor, name: str = "input_numbers") -> None:
-        """Raise ``ValueError`` if a value at an ``is_num`` position is non-finite or out of range.
+    def check_numbers(self, numbers: torch.Tensor, is_num: torch.Tensor) -> None:
+        """Raise ``ValueError`` if a value of ``input_numbers`` at an ``is_num`` position is non-finite or out of range.
 
         Example:
             >>> enc.check_numbers(torch.tensor([[float("nan")]]), torch.tensor([[True]]))  # doctest: +SKIP
@@ -230,12 +230,19 @@ class NumberEncoding(nn.Module, abc.ABC):
             ValueError: input_numbers holds nan at a number position ...
         """
         bad = self.refused(numbers, is_num)
-        refuse_where(bad, lambda: self.refusal(numbers, bad, name))
+        refuse_where(bad, lambda: f"input_numbers {self.describe_refused(numbers, bad)}")
 
-    def refusal(self, numbers: torch.Tensor, bad: torch.Tensor, name: str = "input_numbers") -> str:
-        """The error message for the values of ``numbers`` at the ``bad`` positions (the first of them is named)."""
+    def describe_refused(self, numbers: torch.Tensor, bad: torch.Tensor) -> str:
+        """What ``numbers`` holds at the ``bad`` positions (the first value, the count) and what this encoding accepts.
+
+        The caller that knows what ``numbers`` is puts its name in front, so every refusal reads alike.
+
+        Example:
+            >>> f"number_labels {enc.describe_refused(labels, enc.refused(labels, mask))}"  # doctest: +SKIP
+            "number_labels holds nan at a number position (1 such values); the 'xval' encoding accepts ..."
+        """
         return (
-            f"{name} holds {numbers[bad][0].item()!r} at a number position ({int(bad.sum())} such values); "
+            f"holds {numbers[bad][0].item()!r} at a number position ({int(bad.sum())} such values); "
             f"the {self.name!r} encoding accepts {self.allowed_range()}"
         )
 
@@ -262,17 +269,16 @@ class NumberEncoding(nn.Module, abc.ABC):
         new = new.clamp(-limit, limit).to(inputs_embeds.dtype).view_as(inputs_embeds)
         return torch.where(is_num[..., None], new, inputs_embeds)
 
-    def loss(
-        self, head_output: torch.Tensor, number_labels: torch.Tensor, mask: torch.Tensor, name: str = "number_labels"
-    ) -> torch.Tensor:
+    def loss(self, head_output: torch.Tensor, number_labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Mean number loss over the ``mask`` positions; 0 (still part of the graph) when ``mask`` is empty.
 
-        The values at ``mask`` are checked first (:meth:`check_numbers`; ``name`` names them in the error).
+        ``ValueError`` first if a value of ``number_labels`` at ``mask`` is non-finite or out of range.
 
         Example:
             >>> loss = enc.loss(enc.head(hidden), labels, labels_are_numbers)  # doctest: +SKIP
         """
-        self.check_numbers(number_labels, mask, name=name)
+        bad = self.refused(number_labels, mask)
+        refuse_where(bad, lambda: f"number_labels {self.describe_refused(number_labels, bad)}")
         return self.masked_loss(head_output, number_labels, mask)
 
     def masked_loss(self, head_output: torch.Tensor, number_labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

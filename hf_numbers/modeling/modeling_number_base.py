@@ -375,10 +375,9 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
             if not scaled_numbers:
                 number_predictions = self.number_scaling.inverse(number_predictions)
             if labels is not None:
-                labels_name, number_labels = self._model_number_labels(number_labels, scaled_numbers, input_ids)
                 with autocast_disabled(hidden_states.device):  # the number path is never bf16/fp16
                     token_loss, number_loss = self._losses(
-                        logits, head_output, labels, number_labels, numbers, labels_name
+                        logits, head_output, labels, number_labels, numbers, scaled_numbers
                     )
                 loss = token_loss + self.config.number_loss_weight * number_loss
         if not number_head:
