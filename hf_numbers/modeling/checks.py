@@ -1,17 +1,14 @@
 """Consistency checks of a number model's inputs, its saved checkpoint and its tokenizer.
 
 A mismatch between these parts does not crash on its own: the model would just not see some
-numbers (a config that lacks one of the tokenizer's number ids, another run's tokenizer) or
-run with defaults instead of the saved options. These checks turn each into a ``ValueError``
-that names the problem:
+numbers (a config missing one of the tokenizer's number ids, another run's tokenizer) or run with
+defaults instead of the saved options. These checks turn each into a ``ValueError`` that names
+the problem (:func:`checked_input_numbers`, :func:`check_neutral_elsewhere`,
+:func:`check_tokenizer_matches`, :func:`check_saved_config`, :func:`check_number_weights`).
 
-- :func:`to_float64`: values given as Python lists become float64 (not torch's float32);
-- :func:`check_neutral_elsewhere`: a value other than 1.0 sits at a token the model does not
-  count as a number (how a config missing a number id of its tokenizer shows up);
-- :func:`check_tokenizer_matches`: a tokenizer and a model (or config) belong together;
-- :func:`check_saved_config` and :func:`check_number_weights`: a saved number checkpoint holds
-  its encoding's fields and the number module's weights (the configs' ``from_dict`` and the
-  models' ``from_pretrained`` call them).
+Example:
+    >>> to_float64([12.34]).dtype  # a Python list read as float64, not torch's float32
+    torch.float64
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.

@@ -1,26 +1,14 @@
 """The interface every number encoding implements (the encodings: ``encoding_<name>.py``, e.g. ``encoding_xval.py``).
 
-A :class:`NumberEncoding` owns, for one way of representing numbers, the input embedding at
-number tokens, the number head, its loss and the decoding of head outputs into values.
-Subclasses implement the abstract methods; validation, embedding at the right positions and
-the masked loss reduction are shared here.
+A :class:`NumberEncoding` owns, for one way of representing numbers, the embedding at number
+tokens, the number head, its loss and decoding, and describes itself (options, their validation
+and fitting, scaling need) so that configs and training ask it instead of knowing it. The number
+path runs in float32 or wider (never bf16/fp16, which would round values) and with fixed shapes and
+no Python branch on tensor values, so ``torch.compile`` traces it whole; a refused value is a
+vectorised mask that :func:`refuse_where` turns into an error. docs/design.md tells the rest.
 
-An encoding class also describes itself, so that the config and the training code ask it
-instead of knowing it: :attr:`NumberEncoding.options` are its config fields (with defaults and
-help), :meth:`NumberEncoding.validate_options` checks them, :meth:`NumberEncoding.fit_options`
-fits them to the numbers of a dataset, :attr:`NumberEncoding.needs_scaling` says whether
-values should be scaled first (the model's ``NumberScaling``, fitted to the training data) and
-:attr:`NumberEncoding.continuous_output` whether decoded values are continuous. None of these
-needs an instance.
-
-Numbers are kept out of mixed precision: :meth:`NumberEncoding.embed` and the model's number
-head, loss and decoding run with autocast off (:func:`autocast_disabled`) in float32 (float64
-for a float64 model), so that bf16/fp16 never rounds a value or a target (bf16: 1.53 -> 1.53125).
-
-The training step's number path has fixed shapes and no Python branch on tensor values, so that
-``torch.compile`` traces it whole: the embedding and the loss are computed at every position and
-kept where ``is_num`` (or the loss mask) is set, and a value the encoding refuses is found by a
-vectorised mask (:meth:`NumberEncoding.refused`) that :func:`refuse_where` turns into an error.
+Example:
+    >>> refuse_where(torch.tensor([False, False]), lambda: "never built")  # nothing refused: no error
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.
