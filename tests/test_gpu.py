@@ -129,12 +129,12 @@ def test_autocast_on_cuda_keeps_the_number_path_in_float32_and_trains(
     cpu_batch = random_batch(backbone)
     batch = to_device(cpu_batch, CUDA)
     calls: list[dict] = []
-    for name in ("head", "loss", "decode"):
+    for name in ("head", "masked_loss", "decode"):
         record(enc, name, calls)
     with torch.autocast("cuda", dtype=dtype):
         out = model(**batch)
     assert out.logits.dtype == dtype  # autocast was on: the token head ran in low precision
-    assert [call["name"] for call in calls] == ["head", "decode", "loss"]
+    assert [call["name"] for call in calls] == ["head", "decode", "masked_loss"]
     assert all(call["in"] == torch.float32 and not call["autocast"] for call in calls), calls
     assert calls[0]["out"] == torch.float32  # head outputs
     assert out.number_predictions.dtype == torch.float64 and torch.isfinite(out.number_predictions).all()

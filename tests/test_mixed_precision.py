@@ -60,12 +60,12 @@ def test_number_head_loss_and_decoding_run_in_float32_under_autocast(
     enc = model.number_encoding
     batch = random_batch(backbone)
     calls: list[dict] = []
-    for name in ("head", "loss", "decode"):
+    for name in ("head", "masked_loss", "decode"):
         spy(enc, name, calls)
     with torch.autocast("cpu", dtype=dtype):
         out = model(**batch, output_hidden_states=True)
     assert out.logits.dtype == dtype  # autocast was on: the token head ran in low precision
-    assert [call["name"] for call in calls] == ["head", "decode", "loss"]
+    assert [call["name"] for call in calls] == ["head", "decode", "masked_loss"]
     assert all(call["in"] == torch.float32 and not call["autocast"] for call in calls), calls
     assert calls[0]["out"] == torch.float32  # head outputs
     check_number_path_in_float32(out, enc, out.hidden_states[-1].float(), *number_targets(backbone, batch))

@@ -1,17 +1,14 @@
 """Consistency checks of a number model's inputs, its saved checkpoint and its tokenizer.
 
 A mismatch between these parts does not crash on its own: the model would just not see some
-numbers (a config that lacks one of the tokenizer's number ids, another run's tokenizer) or
-run with defaults instead of the saved options. These checks turn each into a ``ValueError``
-that names the problem:
+numbers (a config missing one of the tokenizer's number ids, another run's tokenizer) or run with
+defaults instead of the saved options. These checks turn each into a ``ValueError`` that names
+the problem (:func:`checked_input_numbers`, :func:`check_neutral_elsewhere`,
+:func:`check_tokenizer_matches`, :func:`check_saved_config`, :func:`check_number_weights`).
 
-- :func:`to_float64`: values given as Python lists become float64 (not torch's float32);
-- :func:`check_neutral_elsewhere`: a value other than 1.0 sits at a token the model does not
-  count as a number (how a config missing a number id of its tokenizer shows up);
-- :func:`check_tokenizer_matches`: a tokenizer and a model (or config) belong together;
-- :func:`check_saved_config` and :func:`check_number_weights`: a saved number checkpoint holds
-  its encoding's fields and the number module's weights (the configs' ``from_dict`` and the
-  models' ``from_pretrained`` call them).
+Example:
+    >>> to_float64([12.34]).dtype  # a Python list read as float64, not torch's float32
+    torch.float64
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.
@@ -66,8 +63,7 @@ def to_float64(values: Any, device: torch.device | str | None = None) -> torch.T
 
 
 def check_neutral_elsewhere(
-    input_ids: torch.Tensor, numbers: torch.Tensor, is_num: torch.Tensor, num_token_ids: Iterable[int],
-    name: str = "input_numbers",
+    input_ids: torch.Tensor, numbers: torch.Tensor, is_num: torch.Tensor, num_token_ids: Iterable[int]
 ) -> None:
     """Raise ``ValueError`` where ``numbers`` holds a value other than 1.0 at a token that is not a number token.
 
@@ -86,7 +82,7 @@ def check_neutral_elsewhere(
     if stray.any():
         position = tuple(int(i) for i in stray.nonzero()[0])
         raise ValueError(
-            f"{name} holds {numbers[position].item()!r} at position {position}, whose token id "
+            f"input_numbers holds {numbers[position].item()!r} at position {position}, whose token id "
             f"{int(input_ids[position])} is not a number token of this model (config.num_token_ids = "
             f"{list(num_token_ids)}); only number tokens carry values ({NEUTRAL_NUMBER} elsewhere). Build the config "
             "with every id of tokenizer.num_token_ids (Number*Config.from_tokenizer)"
@@ -104,7 +100,7 @@ def checked_input_numbers(
     """``input_numbers`` as float64, after every check of a model's ``forward``; 1.0 everywhere when None.
 
     ``ValueError`` for a missing value at a number token, a shape other than ``input_ids``',
-    non-real values, a value the encoding cannot represent (``encoding.check_numbers``) and a
+    non-real values, a value the encoding cannot represent (``encoding.refused``) and a
     value at a token that is not a number token (:func:`check_neutral_elsewhere`). With a
     ``scaling`` (the config's ``NumberScaling``), the values at number tokens are returned scaled
     (the model's units) and the encoding checks those.
@@ -141,22 +137,21 @@ def _input_numbers_error(
     num_token_ids: Iterable[int], scaling: Any, given_dtype: Any,
 ) -> str:
     """The message of a refused ``input_numbers``: the encoding's range first, then a value at another token."""
-    try:
-        if scaled is not numbers:
-            encoding.check_numbers(scaled, is_num, name="input_numbers (after the config's number scaling)")
-        else:
-            encoding.check_numbers(numbers, is_num)
-        check_neutral_elsewhere(input_ids, numbers, is_num, num_token_ids)
-    except ValueError as error:
-        if encoding.refused(scaled, is_num).any() and _rounding_is_the_cause(
-            given_dtype, numbers, is_num, encoding, scaling
-        ):
+    refused = encoding.refused(scaled, is_num)
+    if refused.any():
+        name = "input_numbers (after the config's number scaling)" if scaled is not numbers else "input_numbers"
+        error = f"{name} {encoding.describe_refused(scaled, refused)}"
+        if _rounding_is_the_cause(given_dtype, numbers, is_num, encoding, scaling):
             return (
                 f"{error}. input_numbers came as {given_dtype}, which rounds most decimals (12.34 is "
                 "12.34000015... in float32): pass float64, as the number tokenizers return"
             )
+        return error
+    try:
+        check_neutral_elsewhere(input_ids, numbers, is_num, num_token_ids)
+    except ValueError as error:
         return str(error)
-    return "input_numbers holds a value the model refuses"  # not reached: the checks above raise
+    return "input_numbers holds a value the model refuses"  # not reached: one of the checks above fails
 
 
 def _rounding_is_the_cause(
@@ -171,11 +166,7 @@ def _rounding_is_the_cause(
     decimals = [float(str(narrow[dtype](value))) for value in numbers[is_num].tolist()]
     restored = numbers.clone()
     restored[is_num] = torch.tensor(decimals, dtype=numbers.dtype, device=numbers.device)
-    try:
-        encoding.check_numbers(restored, is_num)
-    except ValueError:
-        return False
-    return True
+    return not encoding.refused(restored, is_num).any()
 
 
 def _encoding_options(config: Any) -> dict[str, Any]:

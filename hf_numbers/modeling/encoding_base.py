@@ -1,27 +1,14 @@
 """The interface every number encoding implements (the encodings: ``encoding_<name>.py``, e.g. ``encoding_xval.py``).
 
-A :class:`NumberEncoding` owns, for one way of representing numbers, the input embedding at
-number tokens, the number head, its loss and the decoding of head outputs into values.
-Subclasses implement the abstract methods; validation, embedding at the right positions and
-the masked loss reduction are shared here.
+A :class:`NumberEncoding` owns, for one way of representing numbers, the embedding at number
+tokens, the number head, its loss and decoding, and describes itself (options, their validation
+and fitting, scaling need) so that configs and training ask it instead of knowing it. The number
+path runs in float32 or wider (never bf16/fp16, which would round values), with no Python branch on
+tensor values and, under ``torch.compile``, fixed shapes, so the compiler traces it whole; a refused value is a
+vectorised mask that :func:`refuse_where` turns into an error. docs/design.md tells the rest.
 
-An encoding class also describes itself, so that the config and the training code ask it
-instead of knowing it: :attr:`NumberEncoding.options` are its config fields (with defaults and
-help), :meth:`NumberEncoding.validate_options` checks them, :meth:`NumberEncoding.fit_options`
-fits them to the numbers of a dataset, :attr:`NumberEncoding.needs_scaling` says whether
-values should be scaled first (the model's ``NumberScaling``, fitted to the training data) and
-:attr:`NumberEncoding.continuous_output` whether decoded values are continuous. None of these
-needs an instance.
-
-Numbers are kept out of mixed precision: :meth:`NumberEncoding.embed` and the model's number
-head, loss and decoding run with autocast off (:func:`autocast_disabled`) in float32 (float64
-for a float64 model), so that bf16/fp16 never rounds a value or a target (bf16: 1.53 -> 1.53125).
-
-The number path has no Python branch on tensor values, so that ``torch.compile`` traces it whole:
-a value the encoding refuses is found by a vectorised mask (:meth:`NumberEncoding.refused`) that
-:func:`refuse_where` turns into an error, the loss is computed at every position and averaged over
-the labelled ones, and the embedding, computed at the number positions only when eager, is computed
-at every position under the compiler (fixed shapes) and kept at the number positions.
+Example:
+    >>> refuse_where(torch.tensor([False, False]), lambda: "never built")  # nothing refused: no error
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.
@@ -222,8 +209,8 @@ class NumberEncoding(nn.Module, abc.ABC):
         finite = torch.isfinite(values)
         return is_num & ~(finite & ~self._out_of_range(torch.where(finite, values, FILLER)))
 
-    def check_numbers(self, numbers: torch.Tensor, is_num: torch.Tensor, name: str = "input_numbers") -> None:
-        """Raise ``ValueError`` if a value at an ``is_num`` position is non-finite or out of range.
+    def check_numbers(self, numbers: torch.Tensor, is_num: torch.Tensor) -> None:
+        """Raise ``ValueError`` if a value of ``input_numbers`` at an ``is_num`` position is non-finite or out of range.
 
         Example:
             >>> enc.check_numbers(torch.tensor([[float("nan")]]), torch.tensor([[True]]))  # doctest: +SKIP
@@ -231,12 +218,19 @@ class NumberEncoding(nn.Module, abc.ABC):
             ValueError: input_numbers holds nan at a number position ...
         """
         bad = self.refused(numbers, is_num)
-        refuse_where(bad, lambda: self.refusal(numbers, bad, name))
+        refuse_where(bad, lambda: f"input_numbers {self.describe_refused(numbers, bad)}")
 
-    def refusal(self, numbers: torch.Tensor, bad: torch.Tensor, name: str = "input_numbers") -> str:
-        """The error message for the values of ``numbers`` at the ``bad`` positions (the first of them is named)."""
+    def describe_refused(self, numbers: torch.Tensor, bad: torch.Tensor) -> str:
+        """What ``numbers`` holds at the ``bad`` positions (the first value, the count) and what this encoding accepts.
+
+        The caller that knows what ``numbers`` is puts its name in front, so every refusal reads alike.
+
+        Example:
+            >>> f"number_labels {enc.describe_refused(labels, enc.refused(labels, mask))}"  # doctest: +SKIP
+            "number_labels holds nan at a number position (1 such values); the 'xval' encoding accepts ..."
+        """
         return (
-            f"{name} holds {numbers[bad][0].item()!r} at a number position ({int(bad.sum())} such values); "
+            f"holds {numbers[bad][0].item()!r} at a number position ({int(bad.sum())} such values); "
             f"the {self.name!r} encoding accepts {self.allowed_range()}"
         )
 
@@ -269,17 +263,16 @@ class NumberEncoding(nn.Module, abc.ABC):
             return torch.where(is_num[..., None], new.view_as(inputs_embeds), inputs_embeds)
         return inputs_embeds.index_put((is_num,), new)
 
-    def loss(
-        self, head_output: torch.Tensor, number_labels: torch.Tensor, mask: torch.Tensor, name: str = "number_labels"
-    ) -> torch.Tensor:
+    def loss(self, head_output: torch.Tensor, number_labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Mean number loss over the ``mask`` positions; 0 (still part of the graph) when ``mask`` is empty.
 
-        The values at ``mask`` are checked first (:meth:`check_numbers`; ``name`` names them in the error).
+        ``ValueError`` first if a value of ``number_labels`` at ``mask`` is non-finite or out of range.
 
         Example:
             >>> loss = enc.loss(enc.head(hidden), labels, labels_are_numbers)  # doctest: +SKIP
         """
-        self.check_numbers(number_labels, mask, name=name)
+        bad = self.refused(number_labels, mask)
+        refuse_where(bad, lambda: f"number_labels {self.describe_refused(number_labels, bad)}")
         return self.masked_loss(head_output, number_labels, mask)
 
     def masked_loss(self, head_output: torch.Tensor, number_labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

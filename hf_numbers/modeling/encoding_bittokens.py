@@ -47,20 +47,11 @@ HEADS = ("linear", "mlp")
 class BitTokensEncoding(NumberEncoding):
     """BitTokens: the IEEE-754 bits of the value (and of ``1/x``) added to the ``[NUM]`` embedding; a bit head.
 
-    With ``n`` = 64 (``bittokens_precision="float64"``) or 32 bits, most significant first (sign,
-    exponent, mantissa: ``struct.pack('>d', x)``), each bit ``b`` becomes ``2b - 1``. With
-    ``bittokens_reciprocal`` the ``n`` bits of ``1/x`` follow (``1/0 = inf``: exponent all ones, as
-    ``x.reciprocal()`` gives in the reference code). A projection ``(n or 2n) -> H`` without bias,
-    initialised to the identity (the reference's default: the ±1 bits added to the first dims), turns
-    them into a vector added to the ``[NUM]`` embedding. The bits are read with integer ops on the
-    float64 (or float32) value itself, never through a narrower float.
-
-    Head: ``n`` bit logits (``bittokens_head``: linear, or an MLP through ``H/2``), BCE per bit, averaged
-    (``bittokens_weighted_loss``: weights ``n, n-1, ..., 1`` from the sign bit down, scaled to mean 1).
-    Decoding thresholds the logits at 0 and reads the bits back as a float: exact, so a generated value
-    is fed back bit for bit. An all-ones exponent (infinity, NaN) decodes to the largest finite value
-    with the predicted sign, so decoded values are always finite. Any finite float64 is accepted
-    (float32: any value finite once rounded to float32, which it then is).
+    Each of the ``n`` = 64 (or 32) bits, most significant first, becomes ``2b - 1`` and a projection
+    (initialised to the identity) adds them to the ``[NUM]`` embedding; the head predicts ``n`` bit
+    logits (BCE), which decode exactly to the float they write, so a generated value is fed back bit
+    for bit (an infinity or NaN pattern saturates to the largest finite value). Any finite float64 is
+    accepted. The options and the differences from the reference code are in docs/models.md.
 
     Example:
         >>> from hf_numbers import NumberGPT2Config

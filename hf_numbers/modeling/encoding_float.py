@@ -25,15 +25,10 @@ __all__ = ["FloatBitEncoding"]
 class FloatBitEncoding(NumberEncoding):
     """Floating-point embedding (Jin et al.): the 32 IEEE-754 bits of the float32 value.
 
-    The bits (sign, exponent, mantissa; most significant first, as ``struct.pack('>f', x)``)
-    go through the paper's residual MLP without biases, ``x1 = ReLU(L1 b)``,
-    ``x2 = L3 ReLU(L2 x1)``, ``out = ReLU(x1 + x2)``, which replaces the ``[NUM]`` embedding.
-    The head predicts 32 bit logits (BCE). Values are rounded to float32 (any finite float32
-    is accepted).
-
-    Decoding: an all-ones exponent is infinity or NaN in IEEE-754, never a value the model
-    should emit or read back, so such bit patterns decode to the largest finite float32 with
-    the predicted sign (saturation, ``+-3.4028235e38``); decoded values are always finite.
+    The bits (most significant first, as ``struct.pack('>f', x)``) go through the paper's residual MLP
+    without biases, ``out = ReLU(x1 + L3 ReLU(L2 x1))`` with ``x1 = ReLU(L1 b)``, which replaces the
+    ``[NUM]`` embedding; the head predicts 32 bit logits (BCE). An all-ones exponent (infinity, NaN)
+    decodes to the largest finite float32 with the predicted sign, so decoded values are always finite.
 
     Example:
         >>> from hf_numbers import NumberRobertaConfig

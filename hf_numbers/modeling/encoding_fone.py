@@ -34,24 +34,11 @@ MAX_PLACES = 15
 class FoNEEncoding(NumberEncoding):
     """FoNE (Zhou et al.): Fourier features of every digit place, read back digit by digit.
 
-    With ``I = fone_int_digits`` and ``F = fone_frac_digits`` there are ``P = I + F`` digit
-    places; place ``p`` (weight ``10^(p-F)``) uses the period ``T = 10^(p-F+1)`` and the two
-    features ``cos(2 pi |x| / T), sin(2 pi |x| / T)`` at dims ``2p, 2p+1``, zero-padded to the
-    hidden size and added to the ``[NUM]`` embedding. The features are computed from the exact
-    digits in float64 (``|x| mod T`` as an integer count of ``10^-F``), then cast.
-
-    Unlike the reference code, the sign is handled: a learned vector is added to the embedding
-    of negative numbers and the head has one sign logit. Values with more integer or fractional
-    digits than configured raise ``ValueError`` instead of being silently taken modulo ``10^I``.
-
-    Head: ``logits_j = h_cos cos(2 pi j/10) + h_sin sin(2 pi j/10)`` for ``j = 0..9`` from two
-    dims per place, as in the paper. As in the reference code, the last hidden state is first
-    normalised (a LayerNorm without parameters), and the loss is the *sum* of the places'
-    cross-entropies (plus the sign's): with the mean over places, or without the normalisation,
-    6-digit addition stalled at chance on some places for some seeds (README, "Results").
-    The two dims go through a trainable ``H -> 2P`` projection initialised to pick dims
-    ``2p, 2p+1`` (exactly the paper's readout at initialisation), so that the head can also
-    learn with a frozen trunk.
+    Place ``p`` of ``fone_int_digits + fone_frac_digits`` adds ``cos, sin(2 pi |x| / 10^(p-F+1))``
+    (from the exact float64 digits) to the ``[NUM]`` embedding, and the head reads 10 digit logits
+    per place from two dims, so every digit is a class and exact answers can be learned. Unlike the
+    reference code it handles the sign and refuses values with more digits than configured; the
+    formulas and the other differences are in docs/models.md ("FoNE here and in the paper").
 
     Example:
         >>> from hf_numbers import NumberGPT2Config

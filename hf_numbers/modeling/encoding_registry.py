@@ -1,23 +1,14 @@
 """The registry of number encodings: the one list of them, by name.
 
-=============  ===================================================  =====================================
-name           input at ``[NUM]`` positions                         head / loss / decoding
-=============  ===================================================  =====================================
-``xval``       ``[NUM]`` embedding x value                          MLP -> scalar, MSE, the scalar
-``fone``       ``[NUM]`` embedding + [cos 2pi x/T, sin 2pi x/T]     10 logits per digit place, CE, digits
-``float``      residual MLP over the 32 IEEE-754 bits (replaces)    32 bit logits, BCE, float32 value
-``exponent``   embedding of one of N log-spaced bins (replaces)     bin logits, CE, bin centre
-=============  ===================================================  =====================================
+Configs (``number_encoding`` and every option field), training (fitting options, choosing the scaler
+and the tokenizer), the CLI and the test matrix read :data:`NUMBER_ENCODINGS_REGISTRY`, so nothing
+else lists encodings and adding one is a :class:`NumberEncoding` module plus one line here (see
+docs/design.md, "Adding an encoding"). The text baselines (``encoding_text.py``) are entries without
+a number module.
 
-Each is one :class:`NumberEncoding` (``encoding_base.py``) in its own module, ``encoding_<name>.py``.
-Values stay float64 until an encoding turns them into features; ``check_numbers`` rejects values an
-encoding cannot represent with a ``ValueError``.
-
-Configs (``number_encoding`` and every encoding's option fields), training (fitting options to
-data, choosing the scaler and the tokenizer), the CLI and the test matrix read
-:data:`NUMBER_ENCODINGS_REGISTRY`; nothing else lists encodings. Adding an encoding is one
-:class:`NumberEncoding` subclass and one line in the tuple below (see docs/design.md, "Adding an
-encoding"). The text baselines (``encoding_text.py``) are entries without a number module.
+Example:
+    >>> get_encoding("fone").needs_scaling
+    False
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.

@@ -1,16 +1,14 @@
 """The text baselines' registry entries: number encodings without a number module.
 
-``text`` leaves numbers to the backbone's own sub-word tokenizer (digits are ordinary text);
-``p10``, ``p1000``, ``b1999`` and ``fp15`` rewrite every number into the tokens of one of
-Charton's schemes (``text_schemes.py``: sign, ``scheme_digits`` significant digits, exponent).
-For all five the tokenizer carries the numbers (:meth:`TextEncoding.tokenizer_options`), the
-model is the plain backbone (no number module, a number loss of 0, no number predictions)
-and a prediction is the text the model generates or fills, parsed back to a number.
+``text`` leaves numbers to the backbone's own sub-word tokens; ``p10``, ``p1000``, ``b1999`` and
+``fp15`` rewrite them into one of Charton's schemes (``text_schemes.py``). They describe themselves
+as the number encodings do (options, validation, fitting), so the same switch and metrics compare
+them, but ``has_number_module`` is False: the tokenizer carries the numbers and the model is the
+plain backbone (docs/text-baselines.md).
 
-They are entries of the one encoding registry (``encoding_registry.py``) and describe
-themselves as the number encodings do: name, options (config fields and training arguments),
-their validation, their fitting to data, no scaling. ``has_number_module`` is False, so
-``build_number_encoding`` builds nothing for them and the model skips the number path.
+Example:
+    >>> P10Encoding.has_number_module, P10Encoding.tokenizer_options({})["number_scheme"]
+    (False, 'p10')
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.

@@ -35,21 +35,11 @@ _SQRT_FLOAT64_MAX = math.sqrt(float(np.finfo(np.float64).max))
 class XValEncoding(NumberEncoding):
     """xVal (Golkar et al.): the ``[NUM]`` embedding scaled by the value; a scalar MLP head with MSE.
 
-    The head is an MLP with one hidden layer of the model width (with biases), as in the
-    paper's appendix. xVal works best with values normalised to a small range (the paper
-    uses about [-5, 5]).
-
-    Accepted: what the float32 path carries, ``|x| <= XVAL_MAX = 2^62`` (about 4.6e18), where the
-    square of a target, and of its difference to a prediction as large, stays finite (the MSE);
-    and, at each number token, ``|x| * ||e|| <= sqrt(float32 max)`` for its embedding ``e``, so that
-    the sum of squares a LayerNorm takes of the scaled embedding stays finite (beyond it, NaN
-    logits). Decoding saturates at ``+-XVAL_MAX``, so a generated value can be fed back.
-
-    The paper's trunk (GPT-2-like, layer norms inside the blocks) sees ``x * e_[NUM] + position``,
-    linear in ``x``. BERT and RoBERTa normalise their embeddings (a LayerNorm after adding positions
-    and token types), which would divide the value out (100 and 10000 would look alike); on those
-    backbones the model scales the *normalised* ``[NUM]`` embedding instead (``scales_embedding``),
-    so the trunk's input is ``x * LayerNorm(e_[NUM] + position + type)``, again linear in ``x``.
+    One embedding carries every value, linearly, which suits regression-like tasks; values should
+    be scaled to a small range first (``needs_scaling``). It accepts ``|x| <= XVAL_MAX = 2^62`` and
+    ``|x| * ||e_[NUM]|| <= sqrt(float32 max)``, so the MSE and a LayerNorm of the scaled embedding
+    stay finite; on BERT and RoBERTa it scales the *normalised* embedding (``scales_embedding``).
+    Why, with the head's shape: docs/models.md ("xVal here and in the paper").
 
     Example:
         >>> from hf_numbers import NumberBertConfig

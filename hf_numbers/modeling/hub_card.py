@@ -1,18 +1,12 @@
 """The model card a number model pushes to the Hub: the hf_numbers card of the folder it was loaded from.
 
-``hf-numbers train`` writes a model card (``README.md``: ``model-index`` with the metrics of every
-split, usage through the pipeline, training arguments, limits) into every final folder.
-``from_pretrained`` of a local folder holding such a card (a ``README.md`` tagged ``hf_numbers``)
-keeps it in ``model.model_card``, and ``push_to_hub`` (or ``save_pretrained(..., push_to_hub=True)``)
-uploads it as the repository's ``README.md`` instead of transformers' generic card, with the
-repository's id in place of the local name the card was written for (its ``model_name``) and the
-tags transformers would add. Set ``model.model_card = None`` to push transformers' card instead
-(e.g. after training the model further, when the card's metrics no longer describe it), or assign
-any ``huggingface_hub.ModelCard``.
+``from_pretrained`` of a local folder holding an hf_numbers card keeps it in ``model.model_card``,
+and ``push_to_hub`` uploads it (with the repository's id as its name) instead of transformers'
+generic card, so the Hub shows the run's metrics and usage. ``model.model_card = None`` pushes
+transformers' card instead (docs/hub.md).
 
+Example:
     >>> model = AutoModel.from_pretrained("runs/demo/final")  # doctest: +SKIP
-    >>> model.model_card.data.eval_results[0].dataset_split  # doctest: +SKIP
-    'validation'
     >>> model.push_to_hub("me/temperature-xval")  # README.md: that card, for "me/temperature-xval"  # doctest: +SKIP
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it

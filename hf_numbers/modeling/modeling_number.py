@@ -1,19 +1,14 @@
 """Number-aware GPT-2, BERT and RoBERTa.
 
 ``NumberGPT2ForCausalLM``, ``NumberBertForMaskedLM`` and ``NumberRobertaForMaskedLM`` subclass
-transformers' own classes, so plain GPT-2 / BERT / RoBERTa checkpoints load into them and
-reuse every weight (Llama and ModernBERT: ``modeling_number_llama.py``,
-``modeling_number_modernbert.py``). Everything they share (number embedding and head, loss,
-loading and saving) is :class:`NumberModelMixin` (``modeling_number_base.py``); a class here adds only
-its backbone's token head and, for RoBERTa, its position ids.
+transformers' own classes, so plain checkpoints load into them and reuse every weight. What they
+share is :class:`NumberModelMixin` (``modeling_number_base.py``); a class here adds only its
+backbone's token head and, for RoBERTa, its position ids.
 
-Starting from a plain checkpoint (the ``[NUM]`` tokens are new, so the embeddings grow)::
-
-    tokenizer = NumberGPT2Tokenizer.from_pretrained("path/to/gpt2")
-    model = NumberGPT2ForCausalLM.from_pretrained_backbone("path/to/gpt2", tokenizer, number_encoding="fone")
-
-which is ``from_pretrained(path, num_token_id=..., num_token_ids=..., number_encoding=...)``
-followed by ``resize_token_embeddings(len(tokenizer))``.
+Example:
+    >>> tokenizer = NumberGPT2Tokenizer.from_pretrained("path/to/gpt2")  # doctest: +SKIP
+    >>> model = NumberGPT2ForCausalLM.from_pretrained_backbone("path/to/gpt2", tokenizer,
+    ...                                                        number_encoding="fone")  # doctest: +SKIP
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.

@@ -1,21 +1,15 @@
 """What every number model shares: :class:`NumberModelMixin`.
 
-The ``Number*`` model classes (``modeling_number.py``, ``modeling_number_llama.py``,
-``modeling_number_modernbert.py``) subclass transformers' own classes with this mixin, which
-holds everything they have in common: the number positions come from
-``isin(input_ids, config.num_token_ids)``, the number encoding (see ``encoding_base.py``) replaces
-or transforms the word embeddings of those positions before position embeddings are added, and
-the loss is ``token cross-entropy + number_loss_weight * number loss`` over ``[NUM]`` label
-positions (the heads and losses: ``modeling_number_losses.py``). Under ``torch.autocast`` (mixed
-precision) the number embedding, head, loss and decoding stay float32. It also owns loading a
-plain checkpoint (``from_pretrained_backbone``),
-the checks of a saved one (``from_pretrained``), freezing the backbone and what
-``save_pretrained`` adds to the config (``auto_map``'s ``AutoModel``, ``custom_pipelines``).
+The ``Number*`` model classes subclass transformers' own classes with this mixin, so the number
+path is written once: number positions from ``isin(input_ids, config.num_token_ids)``, the
+encoding's embedding at them, the losses (``modeling_number_losses.py``), loading a plain or saved
+checkpoint, freezing the backbone and what ``save_pretrained`` adds. A text baseline has no number
+module: the model is then the plain backbone. docs/design.md ("The path of data") tells the rest.
 
-A text encoding (``text``, ``p10``, ``p1000``, ``b1999``, ``fp15``; ``encoding_text.py``) has no
-number module: its tokenizer writes numbers as ordinary tokens, so the model is the plain
-backbone with no parameters of its own; ``input_numbers`` is ignored, ``number_predictions`` is
-None and ``number_loss`` 0 (``loss`` is the token loss), and plain ``generate`` / ``fill_mask`` work.
+Example:
+    >>> model = NumberGPT2ForCausalLM(config)  # doctest: +SKIP
+    >>> model(**tokenizer("x = 1.5", return_tensors="pt")).number_predictions.dtype  # doctest: +SKIP
+    torch.float64
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.
@@ -375,10 +369,9 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
             if not scaled_numbers:
                 number_predictions = self.number_scaling.inverse(number_predictions)
             if labels is not None:
-                labels_name, number_labels = self._model_number_labels(number_labels, scaled_numbers, input_ids)
                 with autocast_disabled(hidden_states.device):  # the number path is never bf16/fp16
                     token_loss, number_loss = self._losses(
-                        logits, head_output, labels, number_labels, numbers, labels_name
+                        logits, head_output, labels, number_labels, numbers, scaled_numbers
                     )
                 loss = token_loss + self.config.number_loss_weight * number_loss
         if not number_head:

@@ -31,18 +31,6 @@ class NumberLossMixin:
     number_encoding: Any
     causal: bool
 
-    def _model_number_labels(
-        self, number_labels: torch.Tensor | None, scaled_numbers: bool, input_ids: torch.Tensor
-    ) -> tuple[str, torch.Tensor | None]:
-        """``number_labels`` in the model's units (float64) and the name their check gives them."""
-        if number_labels is None:
-            return "number_labels", None
-        number_labels = to_float64(number_labels, input_ids.device)
-        if scaled_numbers or self.number_scaling.is_identity:
-            return "number_labels", number_labels
-        scaled = self.number_scaling.transform(number_labels)
-        return "number_labels (after the config's number scaling)", scaled  # the range is in model units
-
     def _number_head(self, hidden_states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The number head's output (float32 or wider) and its decoded float64 values; never bf16/fp16."""
         with autocast_disabled(hidden_states.device):
@@ -58,13 +46,23 @@ class NumberLossMixin:
     def _loss_targets(
         self,
         labels: torch.Tensor,
-        number_labels: torch.Tensor | None,
+        number_labels: Any,
         numbers: torch.Tensor,
+        scaled_numbers: bool,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """What position ``t`` is scored on: its token label and number label (a causal LM's shifted by one,
-        as ``_token_loss`` shifts them) and whether that label is a number token."""
+        """What position ``t`` is scored on: its token label, its number label in the model's units (float64; a
+        causal LM's shifted by one, as ``_token_loss`` shifts them) and whether that label is a number token.
+
+        ``ValueError`` where a labelled value is one the encoding refuses, named as the model sees it (scaled).
+        """
+        scaled = False
         if number_labels is None and self.causal:
-            number_labels = numbers
+            number_labels = numbers  # the inputs' values, in the model's units already
+        elif number_labels is not None:
+            number_labels = to_float64(number_labels, labels.device)
+            scaled = not scaled_numbers and not self.number_scaling.is_identity
+            if scaled:  # the encoding's range is in the model's units
+                number_labels = self.number_scaling.transform(number_labels)
         if number_labels is not None and number_labels.shape != labels.shape:
             raise ValueError(
                 f"number_labels has shape {tuple(number_labels.shape)} but labels has shape "
@@ -78,6 +76,9 @@ class NumberLossMixin:
             refuse_where(labelled_numbers, lambda: "labels contain number tokens but number_labels is None; pass "
                                                    "their target values")
             number_labels = torch.full(labels.shape, NEUTRAL_NUMBER, dtype=torch.float64, device=labels.device)
+        bad = self.number_encoding.refused(number_labels, labelled_numbers)
+        name = "number_labels (after the config's number scaling)" if scaled else "number_labels"
+        refuse_where(bad, lambda: f"{name} {self.number_encoding.describe_refused(number_labels, bad)}")
         return labels, number_labels, labelled_numbers
 
     def _losses(
@@ -85,17 +86,14 @@ class NumberLossMixin:
         logits: torch.Tensor,
         head_output: torch.Tensor,
         labels: torch.Tensor,
-        number_labels: torch.Tensor | None,
+        number_labels: Any,
         numbers: torch.Tensor,
-        labels_name: str = "number_labels",
+        scaled_numbers: bool,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Token cross-entropy and number loss (both means; 0 when nothing is labelled).
-
-        The encoding checks the labelled values (``labels_name`` names them in its error).
-        """
+        """Token cross-entropy and number loss (both means; 0 when nothing is labelled)."""
         token_loss = self._token_loss(logits, labels)
-        _, number_labels, labelled_numbers = self._loss_targets(labels, number_labels, numbers)
-        number_loss = self.number_encoding.loss(head_output, number_labels, labelled_numbers, name=labels_name)
+        _, number_labels, labelled_numbers = self._loss_targets(labels, number_labels, numbers, scaled_numbers)
+        number_loss = self.number_encoding.masked_loss(head_output, number_labels, labelled_numbers)
         return token_loss, number_loss
 
     def _losses_only(
@@ -113,12 +111,10 @@ class NumberLossMixin:
         token_loss = token_sum / scored.sum().clamp(min=1)
         if self.number_encoding is None:
             return {"loss": token_loss, "token_loss": token_loss, "number_loss": torch.zeros_like(token_loss)}
-        labels_name, number_labels = self._model_number_labels(number_labels, scaled_numbers, labels)
         with autocast_disabled(hidden_states.device):  # the number path is never bf16/fp16
-            _, number_labels, labelled = self._loss_targets(labels, number_labels, numbers)
+            _, number_labels, labelled = self._loss_targets(labels, number_labels, numbers, scaled_numbers)
             head_output = self._number_head_output(hidden_states[labelled])  # the rows of the labelled numbers
-            number_loss = self.number_encoding.loss(head_output, number_labels[labelled], labelled[labelled],
-                                                    name=labels_name)
+            number_loss = self.number_encoding.masked_loss(head_output, number_labels[labelled], labelled[labelled])
         loss = token_loss + self.config.number_loss_weight * number_loss
         return {"loss": loss, "token_loss": token_loss, "number_loss": number_loss}
 

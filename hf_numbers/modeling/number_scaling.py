@@ -1,20 +1,14 @@
 """The number scaling: one map between the data's values and a model's, applied inside the model.
 
-xVal multiplies the ``[NUM]`` embedding by the value, so values must reach the trunk in a small
-range (the paper kept them within about [-5, 5]). :class:`NumberScaling` holds the map
+xVal multiplies the ``[NUM]`` embedding by the value, so values must reach the trunk in a small range.
+:class:`NumberScaling` is that map (shift, scale, optional signed log; the config's ``number_scaling_*``
+fields): it applies it and its inverse and fits it to data, so that callers pass and get the data's
+own units. The formula and the older ``number_scaler.json`` (:func:`read_legacy_scaler`) are in
+docs/models.md.
 
-    model value = (g(x) - shift) / scale,        x = g⁻¹(model value * scale + shift)
-
-where ``g`` is the identity, or with ``log`` the signed logarithm ``sign(x) * log10(1 + |x|)``,
-applies it and its inverse to tensors, arrays and numbers, and fits it to data
-(:meth:`NumberScaling.fit`: ``kind`` ``"identity"``, ``"standard"`` or ``"maxabs"``). The config's
-``number_scaling_shift``, ``number_scaling_scale`` and ``number_scaling_log`` hold it; the model
-applies it to ``input_numbers`` and ``number_labels`` at number tokens and inverts it on
-``number_predictions`` (and so on ``generate(...).numbers`` and ``fill_mask``): callers pass and
-get the data's own units. The identity (the default) leaves values untouched, bit for bit.
-``hf_numbers.data.NumberScaler`` is a saveable fitting recipe around it, and checkpoints of
-hf_numbers before the scaling moved into the config kept it in a ``number_scaler.json``
-(:func:`read_legacy_scaler`, which ``from_pretrained`` moves into the config).
+Example:
+    >>> NumberScaling(shift=10.0, scale=2.0).transform(14.0)
+    2.0
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.

@@ -1,39 +1,14 @@
-"""Find numbers in text and write values back as text.
+"""Find numbers in text and write values back as text: the one place that decides what a number is.
 
-This module is the only place that decides what a number is (:func:`split_numbers`, one regex
-pass that also settles most signs; :func:`find_numbers` gives its spans). The rules:
+:func:`split_numbers` (one regex pass that also settles most signs) and :func:`find_numbers` (its
+spans) read ASCII-digit numbers not glued to a word, with a ``-`` as a sign only where it cannot be
+an operator; :func:`format_number` writes the shortest text that parses back to the same float64,
+so a text rebuilt with it re-parses to the same values. The full rules, with examples, are in
+docs/tokenizers.md ("What counts as a number").
 
-1. **Syntax.** ASCII digits only: an integer (``42``), a decimal (``3.14``), a
-   leading-dot decimal (``.25``), each with an optional exponent (``1.5e-3``, ``2E+10``).
-   A trailing dot is not part of a number: ``"costs 3."`` gives ``3`` and the text ``"."``.
-2. **Left boundary.** A number may not be glued to a word on its left: digits right
-   after a letter, a digit, ``_`` or ``.`` are text (``planet0``, ``x2``, ``mp3``, ``B12``,
-   the ``3`` of ``1.2.3``), nor right after a broken exponent (``1e-.5`` is text).
-3. **Right boundary.** A number may not be followed by ``.`` and a digit, so versions
-   and addresses (``1.2.3``, ``192.168.0.1``) stay text, nor by a second exponent
-   (``1e2e3`` is text). Letters may follow a number
-   (units: ``5kg`` gives ``5`` and ``kg``; ``3D`` gives ``3`` and ``D``).
-4. **Signs.** A ``-`` or ``+`` directly before the digits is the number's sign only
-   where it cannot be an operator or hyphen, that is when it is not glued to a word,
-   digit, ``.``, closing bracket or another sign on its left, and the previous non-space character
-   is not a digit, a closing bracket ``)]}`` or ``%``:
-   ``[-2.6,-2.6]``, ``x = -3``, ``of -3 degrees`` give negative numbers;
-   ``5-3``, ``5 - 3``, ``5 -3``, ``(1.42-8.20)`` give ``5``, ``-``, ``3`` and ``1.42``, ``-``, ``8.20``;
-   ``COVID-19`` gives the text ``COVID-`` and the number ``19``; ``x=--3`` and ``-+5`` give the
-   texts ``x=--`` and ``-+`` and the numbers ``3`` and ``5``;
-   ``2024-01-05`` gives ``2024``, ``1``, ``5`` with the ``-`` kept as text.
-   A ``+`` sign is dropped when the value is written back (``+5`` decodes as ``5``).
-5. **Values.** A number becomes the nearest float64 (``float(literal)``). Digit strings
-   beyond float64 precision are rounded (``12345678901234567890`` becomes
-   ``1.2345678901234567e+19``); leading zeros are not kept (``007`` is ``7``); an
-   underflowing literal becomes ``0.0`` or a subnormal.
-6. **Non-finite values.** Words (``nan``, ``inf``, ``Infinity``) are never numbers, and a
-   literal that overflows float64 (``1e400``) is left as text, so a non-finite value never
-   reaches ``input_numbers``.
-
-``format_number`` writes the shortest text that parses back to exactly the same float64,
-so for any text, ``find_numbers`` on the text rebuilt with ``format_number`` gives the same
-values and the same text between numbers.
+Example:
+    >>> [(n.start, n.end, n.value) for n in find_numbers("x = -3, of 5-3")]
+    [(4, 6, -3.0), (11, 12, 5.0), (13, 14, 3.0)]
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints:
 it imports nothing from ``hf_numbers``.

@@ -1,22 +1,14 @@
 """Pipelines that return numbers: ``number-generation`` (causal models) and ``number-fill-mask`` (masked models).
 
-``import hf_numbers`` registers both with transformers' ``PIPELINE_REGISTRY``
-(:func:`register_pipelines`), and every saved model lists its task in ``config.json``
-(``custom_pipelines``) with this file beside it, so ``pipeline(model=path, trust_remote_code=True)``
-works where hf_numbers is not installed::
+``import hf_numbers`` registers both (:func:`register_pipelines`), and every saved model names its
+task in ``config.json`` (``custom_pipelines``) with this file beside it, so a checkpoint serves
+numbers, in the data's units, even where hf_numbers is not installed (docs/pipelines.md).
 
+Example:
     >>> from transformers import pipeline
-    >>> pipe = pipeline("number-generation", model="runs/demo/final")  # doctest: +SKIP
+    >>> pipe = pipeline("number-generation", model="runs/demo/final", trust_remote_code=True)  # doctest: +SKIP
     >>> pipe('{"data":[41.2,40.8,40.1,')  # doctest: +SKIP
     [{'generated_text': '{"data":[41.2,40.8,40.1,39.6]}', 'numbers': [39.6]}]
-    >>> fill = pipeline("number-fill-mask", model="runs/orbits/final")  # doctest: +SKIP
-    >>> fill("the mass is [MASK] and the step 0.5")[0]  # doctest: +SKIP
-    {'score': 0.93, 'token': 5, 'token_str': '1.53', 'value': 1.53, 'sequence': 'the mass is 1.53 and the step 0.5'}
-
-Values are in the data's units (the model applies its number scaling itself). A text baseline
-(numbers written as tokens) works too: its numbers are read from the text it writes. A tokenizer
-that does not belong to the model (other number ids, another number scheme, more tokens than the
-model's embeddings) is a ``ValueError`` when the pipeline is built (``check_tokenizer_matches``).
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.

@@ -1,42 +1,14 @@
 """The text schemes (Charton's P10, P1000, B1999, FP15): a value <-> the token strings that write it.
 
-These are the text baselines of the xVal paper (Table 1). A value is first rounded to
-``digits`` significant digits and written as ``sign, mantissa, exponent`` with an integer
-mantissa of exactly ``digits`` digits (``-60.2 -> -, 602, E-1`` for 3 digits); the schemes
-differ in how they cut that into tokens (one :class:`NumberScheme` subclass each, :data:`NUMBER_SCHEMES`):
+The text baselines of the xVal paper (Table 1): a value is rounded to ``digits`` significant digits,
+written as sign, integer mantissa and exponent, and cut into tokens in one of four ways (one
+:class:`NumberScheme` subclass each, :data:`NUMBER_SCHEMES`). No token text parses as a number, and
+reading tokens back is strict, so a malformed run never counts as a prediction. The token table and
+the rules (rounding, zero, the exponent range, strict reading) are in docs/text-baselines.md.
 
-==========  ===============================  =====================================  =================
-scheme      tokens of -60.2 (3 digits)       tokens per number                      vocabulary (3 d.)
-==========  ===============================  =====================================  =================
-``p10``     sign, one per digit, exponent    ``digits + 2``                         2 + 10 + E
-``p1000``   sign, one per 3 digits, exp.     ``digits / 3 + 2``                     2 + 901 + E
-``b1999``   signed first group, groups, exp  ``digits / 3 + 1``                     1801 + E
-``fp15``    one token for the whole number   1                                      1800 E + 1
-==========  ===============================  =====================================  =================
-
-(``E`` is the number of exponents, ``max_exponent - min_exponent + 1``; the "+1"s are zero.)
-
-**Token strings.** Every token is ``<|...|>`` around its parts: a sign ``+``/``-``, digits after
-the letter ``d``, an exponent written sign-first as ``+E1``/``-E1``. -60.2 is
-``<|-|> <|d6|> <|d0|> <|d2|> <|-E1|>`` in P10, ``<|-|> <|d602|> <|-E1|>`` in P1000,
-``<|-d602|> <|-E1|>`` in B1999 and ``<|-d602-E1|>`` in FP15. ASCII digits always follow a
-letter, so no token text parses as a number (:func:`~.parsing.find_numbers` rule 2): a
-malformed run decoded as text never counts as a predicted number. Tokenizers reject input text
-holding such a string (:data:`SCHEME_TOKEN_RE`), so real text never collides with them.
-
-**Rules.** Rounding is half-to-even on the shortest decimal of the float64
-(:func:`~.parsing.format_number`), so a value whose shortest decimal has at most ``digits``
-significant digits round-trips exactly. The mantissa is normalised (first digit not 0). Zero
-is ``+``, all-zero digits and the exponent 0 (or the range's end nearest to 0); -0.0 is written as 0.
-A value whose exponent falls outside ``[min_exponent, max_exponent]`` raises ``ValueError``
-(never a silent clip), as do NaN and infinity. Reading tokens back is strict: a run is a number
-only if it is exactly the tokens :meth:`NumberScheme.encode` writes for its value; anything else
-(missing or extra parts, a non-normalised mantissa, an unknown token) is malformed.
-The registry entries that select a scheme (``p10``, ...) are in ``encoding_text.py``.
-
-P1000 and B1999 cut the mantissa into groups of 3 digits, so their ``digits`` is a multiple of 3
-(the first group is 100-999, later groups 000-999). FP15's vocabulary grows as ``10^digits``:
-every scheme's vocabulary is bounded by :data:`MAX_SCHEME_VOCABULARY`.
+Example:
+    >>> P10Scheme(digits=3, min_exponent=-3, max_exponent=2).encode(-60.2)
+    ['<|-|>', '<|d6|>', '<|d0|>', '<|d2|>', '<|-E1|>']
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.

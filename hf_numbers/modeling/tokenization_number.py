@@ -1,25 +1,16 @@
 """Number-aware tokenizers: one ``[NUM]`` token per number plus its value.
 
-``NumberGPT2Tokenizer``, ``NumberBertTokenizer`` and ``NumberRobertaTokenizer`` here, and
-``NumberLlamaTokenizer`` and ``NumberModernBertTokenizer`` (``tokenization_number_llama.py``,
-``tokenization_number_modernbert.py``) subclass transformers' Rust-backed tokenizers with
-:class:`NumberTokenizerMixin`. Every number that :func:`find_numbers` finds becomes one
-``[NUM]`` token; its float64 value goes into ``input_numbers``, a list or tensor of the same
-shape as ``input_ids`` that holds 1.0 everywhere else (padding included).
+:class:`NumberTokenizerMixin` on transformers' Rust-backed tokenizers (``NumberGPT2Tokenizer``,
+``NumberBertTokenizer``, ``NumberRobertaTokenizer`` here; Llama and ModernBERT in their own
+modules) turns every number :func:`find_numbers` finds into a number token and puts its float64
+value in ``input_numbers`` (1.0 elsewhere, padding included), so that the model reads values
+instead of digit pieces. With ``number_scheme`` it writes a text baseline's tokens instead.
+docs/tokenizers.md and docs/text-baselines.md tell the rest (the space-prefixed ``" [NUM]"``).
 
-Byte-level BPE (GPT-2, RoBERTa, ModernBERT) and Llama's SentencePiece-style BPE write the
-space before a word into the word's token (``Ġ``, ``▁``), so these tokenizers have a second
-number token, ``" [NUM]"``, for a number that follows a space: the space costs no extra token
-and decoding restores it. ``num_token_ids`` lists every id that stands for a number; models
-find numbers with ``isin(input_ids, num_token_ids)``.
-
-**Text encodings** (``number_scheme``): instead of ``[NUM]``, numbers can be rewritten into the
-tokens of a text scheme (``"p10"``, ``"p1000"``, ``"b1999"``, ``"fp15"``; see ``text_schemes.py``)
-or left as ordinary text for the backbone's own sub-word tokens (``"text"``). Such a tokenizer
-has no number token: ``num_token_ids`` is empty and ``input_numbers`` is all 1.0, so collators
-and training work unchanged, and ``decode`` (``tokenization_decoding.py``) writes every complete
-run of scheme tokens as its number (malformed runs stay visible as their token strings, which
-never parse as numbers).
+Example:
+    >>> tok = NumberGPT2Tokenizer.from_pretrained("path/to/gpt2")  # doctest: +SKIP
+    >>> tok("x = -3.5")["input_numbers"]  # doctest: +SKIP
+    [1.0, 1.0, -3.5]
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints:
 it imports nothing from ``hf_numbers`` outside that folder.
