@@ -35,7 +35,12 @@ from .modeling_number_losses import NumberLossMixin
 from .modeling_outputs import CACHE_NAME, NumberMaskedLMOutput
 from .number_scaling import NumberScalingMixin
 
-__all__ = ["NUMBER_TOKEN_INITS", "NumberModelMixin"]
+__all__ = ["NUMBER_TOKEN_INITS", "VALUE_ROWS_INIT_SCALE", "NumberModelMixin"]
+
+VALUE_ROWS_INIT_SCALE = 10.0
+"""How many times the backbone's initializer range a fresh model's number rows start at where the first
+norm sees ``value x e_[NUM]`` alone (xVal on Llama): beyond block 1 only the residual stream carries the
+value, which at the default scale (norm 0.23 at width 128) the blocks' outputs (norms 1-12) drown."""
 
 NUMBER_TOKEN_INITS = ("digits", "mean")
 """How ``from_pretrained_backbone`` starts the number tokens' new rows: the digits' mean, or transformers'
@@ -62,6 +67,10 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
     normalized_embeddings: bool = False
     """Whether the backbone's embedding module ends with a LayerNorm (BERT, RoBERTa, ModernBERT): an encoding whose
     value multiplies the embedding (xVal, ``scales_embedding``) is then applied to that module's output."""
+    adds_positions: bool = True
+    """Whether the backbone adds a position embedding to the token embeddings (GPT-2, BERT, RoBERTa); without
+    one (Llama: rotary positions) the first block's norm sees xVal's ``value x e_[NUM]`` alone and divides the
+    size out, see :data:`VALUE_ROWS_INIT_SCALE`."""
     output_class: type[ModelOutput] = NumberMaskedLMOutput
     number_encoding: NumberEncoding | None
     _numbers_after_norm: tuple[torch.Tensor, torch.Tensor] | None = None
@@ -79,6 +88,9 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         if self._embeds_after_norm:
             self.base_model.embeddings.register_forward_hook(self._embed_numbers_after_norm)
         super().post_init()
+        if self._value_blind_first_norm:  # a loaded checkpoint's rows replace these afterwards
+            with torch.no_grad():
+                self.get_input_embeddings().weight[list(self.config.num_token_ids)] *= VALUE_ROWS_INIT_SCALE
         if self.config.freeze_backbone:
             self.freeze_backbone()
 
@@ -86,6 +98,13 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         super()._init_weights(module)
         if isinstance(module, NumberEncoding):
             module.init_parameters()
+
+    @property
+    def _value_blind_first_norm(self) -> bool:
+        """Whether the first norm sees ``value x e_[NUM]`` alone (xVal on a backbone without positions to add)."""
+        encoding = getattr(self, "number_encoding", None)
+        blind = not (self.adds_positions or self.normalized_embeddings)
+        return blind and encoding is not None and encoding.scales_embedding
 
     @property
     def _embeds_after_norm(self) -> bool:

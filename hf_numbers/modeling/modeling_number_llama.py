@@ -3,7 +3,9 @@
 ``NumberLlamaForCausalLM`` subclasses transformers' ``LlamaForCausalLM``, so a plain Llama
 checkpoint loads into it and reuses every weight. Llama has no position-embedding module (RoPE
 rotates queries and keys inside attention) and no norm on its embeddings, so the number
-encoding's output is the trunk's input as it is (xVal: ``value x e_[NUM]``, linear in the value).
+encoding's output is the trunk's input as it is (xVal: ``value x e_[NUM]``). The first block's
+RMSNorm divides that value's size out, so a fresh xVal model starts its number rows larger
+(``VALUE_ROWS_INIT_SCALE``) for the value to count in the residual stream from block 2 on.
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.
@@ -39,6 +41,7 @@ class NumberLlamaForCausalLM(NumberGenerationMixin, NumberModelMixin, LlamaForCa
 
     config_class = NumberLlamaConfig
     causal = True
+    adds_positions = False
     output_class = NumberCausalLMOutput
 
     def _token_logits(self, hidden_states: torch.Tensor) -> torch.Tensor:

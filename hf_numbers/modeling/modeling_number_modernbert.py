@@ -39,6 +39,7 @@ class NumberModernBertForMaskedLM(NumberFillMaskMixin, NumberModelMixin, ModernB
     """
 
     config_class = NumberModernBertConfig
+    adds_positions = False
     normalized_embeddings = True
 
     def _token_logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
