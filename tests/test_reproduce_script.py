@@ -298,3 +298,14 @@ def test_an_evaluating_row_records_the_evaluation_of_the_trained_model(
     assert (record["steps"], record["train_size"], record["model_of"]) == (20, 40, "train-a")
     assert record["kept"] == "ask-b" and record["task"] == "t" and "error" not in record
     assert not stale.exists()  # the model's card is the training row's
+
+
+def test_a_record_never_names_this_checkouts_commit_for_code_imported_from_another(monkeypatch, tmp_path) -> None:
+    """A benchmark run from a git worktree imports the editable install's hf_numbers: its commit is refused."""
+    elsewhere = type(sys)("hf_numbers")
+    elsewhere.__file__ = str(tmp_path / "other-checkout" / "hf_numbers" / "__init__.py")
+    monkeypatch.setitem(sys.modules, "hf_numbers", elsewhere)
+    with pytest.raises(RuntimeError, match=r"imported hf_numbers from .*other-checkout.*PYTHONPATH="):
+        common.commit()
+    monkeypatch.undo()
+    assert common.commit() != "unknown"  # this checkout's own import is fine

@@ -149,8 +149,16 @@ def commit() -> str:
     """The checkout's commit (short hash, ``+changes`` when code differs from it), or ``unknown``.
 
     Only the code counts (``hf_numbers/``, ``benchmarks/`` without its results, ``pyproject.toml``):
-    results, cards and prose, which change while suites run, do not.
+    results, cards and prose, which change while suites run, do not. Refuses to name this checkout's
+    commit for a process that imported ``hf_numbers`` from elsewhere (an editable install of another
+    checkout: a script run from a git worktree), whose figures would be another code's.
     """
+    imported = sys.modules.get("hf_numbers")
+    if imported is not None and ROOT not in Path(imported.__file__).resolve().parents:
+        raise RuntimeError(
+            f"this benchmark is {ROOT}'s but it imported hf_numbers from {Path(imported.__file__).parent}: its "
+            f"record would name the wrong code; run it with PYTHONPATH={ROOT}"
+        )
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
         changed = subprocess.run(
