@@ -150,7 +150,7 @@ def parse_train_args(argv: Sequence[str], prog: str = "hf-numbers train") -> Num
     errors: a message and ``SystemExit(2)``, no traceback.
 
     Example:
-        >>> parse_train_args(["--task", "lookup", "--max_steps", "10"]).max_steps
+        >>> parse_train_args(["--task", "lookup", "--max_steps", "10", "--output_dir", "runs/a-new-run"]).max_steps
         10
     """
     parser = train_parser(prog)

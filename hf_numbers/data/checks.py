@@ -104,6 +104,7 @@ def check_text_column(rows: Dataset, column: str, source: str) -> int:
     column empty in every row are errors naming the file, row and columns.
 
     Example:
+        >>> from datasets import Dataset
         >>> check_text_column(Dataset.from_dict({"id": [1, 2], "text": ["", None]}), "text", "days.csv")
         Traceback (most recent call last):
         ...

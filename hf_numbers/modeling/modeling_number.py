@@ -39,7 +39,7 @@ class NumberGPT2ForCausalLM(NumberGenerationMixin, NumberModelMixin, GPT2LMHeadM
     """GPT-2 with a number encoding and number head; ``generate`` also returns the numbers.
 
     Example:
-        >>> config = NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, vocab_size=100,
+        >>> config = NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, vocab_size=100, bos_token_id=0, eos_token_id=0,
         ...                           num_token_id=98, num_token_ids=[98, 99], number_encoding="xval")
         >>> model = NumberGPT2ForCausalLM(config)
         >>> ids = torch.tensor([[5, 98, 7]])

@@ -31,6 +31,7 @@ class NumberModernBertForMaskedLM(NumberFillMaskMixin, NumberModelMixin, ModernB
     Example:
         >>> config = NumberModernBertConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
         ...                                 num_attention_heads=2, vocab_size=100, pad_token_id=1,
+        ...                                 bos_token_id=2, eos_token_id=3, cls_token_id=2, sep_token_id=3,
         ...                                 num_token_id=98, num_token_ids=[98, 99], number_encoding="xval")
         >>> model = NumberModernBertForMaskedLM(config)
         >>> model(input_ids=torch.tensor([[2, 99, 3]]),
