@@ -62,11 +62,12 @@ def test_the_search_finds_comparisons_either_way_with_either_quotes() -> None:
 
 # ---------------------------------------------------------------------- adding an encoding
 MATRIX_FILES = ("test_modeling.py", "test_generation.py", "test_number_scaling.py", "test_mixed_precision.py",
-                "test_encodings.py", "test_text_models.py")  # fmt: skip
+                "test_encodings.py", "test_text_models.py", "test_docs.py")  # fmt: skip
 SELECTION = (
     f"({NAME} and not remote)"  # the matrix's cases of the new encoding; remote code: see the test's docstring
     " or test_encodings.py or test_number_scaling.py"  # every test of the encodings and of scaling: all of them
     " or test_config_validation_is_strict or test_the_matrix_is_every_backbone"  # tests that list the registry
+    " or test_python_blocks_run"  # the docs' examples (README.md, docs/), which print or assert on the registry
 )
 CORE_CHECKS = {
     "test_forward_shapes_loss_and_backward": list(BACKBONES),
@@ -97,7 +98,7 @@ def test_a_registered_encoding_runs_the_matrix_on_every_backbone_with_no_test_ed
     """``tests/throwaway_encoding.py`` adds an encoding as docs/design.md says (a subclass with its own name and
     option, one registry entry) before the configs are built, which only a fresh interpreter allows (the configs'
     option fields come from the registry when their classes are created). The matrix then runs it on every
-    backbone, and the tests that read the registry pass unchanged.
+    backbone, and the tests that read the registry, the docs' code blocks among them, pass unchanged.
 
     Remote code is left out: a checkpoint carries the code of ``hf_numbers/modeling/``, where a real encoding
     lives, not a test's; ``test_remote_code_load_in_a_fresh_interpreter`` covers every registered one.
@@ -115,6 +116,7 @@ def test_a_registered_encoding_runs_the_matrix_on_every_backbone_with_no_test_ed
             assert ran, f"{check} did not pass for {backbone} with the {NAME!r} encoding"
     assert "test_registry_names_and_options_are_the_config_fields" in passed  # its option is a config field
     assert "test_unknown_encoding_is_a_value_error" in passed  # the registry's names, the new one included
+    assert "test_python_blocks_run[docs/contributing.md]" in passed  # the docs' blocks that read the registry
 
 
 def params(test_name: str) -> set[str]:
