@@ -1,4 +1,4 @@
-"""The README's ten-line tour: tokenize -> model -> loss -> generate with numbers -> decode.
+"""The README's tour (about a dozen lines): tokenize -> model -> loss -> generate with numbers -> decode.
 
 Runs offline in seconds: the tokenizer is trained here on a few sentences and the model is a
 new, untrained 2-layer GPT-2 with xVal (the generated numbers are therefore arbitrary; see

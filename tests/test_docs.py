@@ -6,7 +6,8 @@
   marked ```` ```python notest ```` and is only compiled. Shell commands are ```` ```bash ```` and not run.
 - ``mkdocs build --strict`` passes (a broken link, anchor, include or API reference fails it);
   skipped where the ``docs`` extra (mkdocs, mkdocs-material, mkdocstrings) is not installed.
-- The API reference documents every public name of ``hf_numbers.modeling``; the README stays a front door.
+- The API reference documents every public name of ``hf_numbers.modeling``; the README stays a front door, its
+  links point at files that exist (the site's build does not read it), and its results table is the results page's.
 """
 
 from __future__ import annotations
@@ -25,17 +26,30 @@ import hf_numbers
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)\n", re.MULTILINE)
-_INCLUDE = re.compile(r'^--8<-- "(?P<path>[^":]+)(?::(?P<start>\d*)(?::(?P<end>\d*))?)?"[ \t]*$', re.MULTILINE)
+_INCLUDE = re.compile(r'^--8<-- "(?P<path>[^":]+)(?::(?P<where>[^"]*))?"[ \t]*$', re.MULTILINE)
+_LINES = re.compile(r"(?P<start>\d*)(?::(?P<end>\d*))?")
+_SECTION_MARKER = re.compile(r"--8<-- \[(?:start|end):[\w-]+\]")
 
 
 def _expand_includes(text: str) -> str:
-    """The page as the site shows it: pymdownx.snippets' ``--8<-- "path:start:end"`` lines replaced by the file."""
+    """The page as the site shows it: pymdownx.snippets' ``--8<-- "path:start:end"`` and ``--8<-- "path:section"``
+    lines replaced by those lines of the file, or by its section (between ``--8<-- [start:section]`` and
+    ``--8<-- [end:section]`` markers, as in README.md's HTML comments); marker lines are left out, as snippets does."""
 
     def include(match: re.Match) -> str:
         lines = (ROOT / match["path"]).read_text(encoding="utf-8").splitlines()
-        start = int(match["start"]) if match["start"] else 1
-        end = int(match["end"]) if match["end"] else len(lines)
-        return "\n".join(lines[start - 1 : end])
+        where = match["where"] or ""
+        if lines_match := _LINES.fullmatch(where):
+            start = int(lines_match["start"]) if lines_match["start"] else 1
+            end = int(lines_match["end"]) if lines_match["end"] else len(lines)
+            lines = lines[start - 1 : end]
+        else:
+            starts = [i for i, line in enumerate(lines) if f"--8<-- [start:{where}]" in line]
+            ends = [i for i, line in enumerate(lines) if f"--8<-- [end:{where}]" in line]
+            if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+                raise ValueError(f"{match['path']} has no single section {where!r} (--8<-- [start:{where}] ... end)")
+            lines = lines[starts[0] + 1 : ends[0]]
+        return "\n".join(line for line in lines if not _SECTION_MARKER.search(line))
 
     return _INCLUDE.sub(include, text)
 
@@ -118,6 +132,53 @@ def test_readme_is_a_front_door() -> None:
     commands = [code for _, language, _, code in code_blocks(readme) if language == "bash"][0].splitlines()
     assert commands[0].startswith("bash scripts/setup.sh && .venv/bin/hf-numbers demo")
     assert commands[1].startswith("bash scripts/setup.sh && .venv/bin/python -m pytest -q")  # what CI runs
+
+
+_LINK = re.compile(r"!?\[[^\]]*\]\((?P<target>[^)\s]+)\)")
+
+
+def relative_link_targets(text: str) -> list[str]:
+    """The targets of a Markdown text's links and images that are files of the repository (no URL, no anchor)."""
+    targets = [match["target"].partition("#")[0] for match in _LINK.finditer(text)]
+    return [target for target in targets if target and not re.match(r"[a-z][a-z0-9+.-]*:", target)]
+
+
+def test_readme_links_point_at_files_that_exist() -> None:
+    """README.md is not part of the site, so ``mkdocs build --strict`` does not check its links: this does."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = relative_link_targets(readme)
+    assert "docs/contributing.md" in targets
+    assert [target for target in targets if not (ROOT / target).exists()] == []
+
+
+def test_relative_links_are_found() -> None:
+    text = "[a](docs/a.md#x) ![p](b.png) [w](https://x.org/y) [s](#here) [m](mailto:x@y.z)"
+    assert relative_link_targets(text) == ["docs/a.md", "b.png"]
+
+
+def results_table(page: Path) -> list[str]:
+    """The rows of a page's results table (``| task | hf_numbers | paper | page |``), each link's target
+    written as the repository path it points at, so that tables on pages in different folders compare."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    start = lines.index("| task | hf_numbers | paper | page |")
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        rows.append(_LINK.sub(lambda m: m[0].replace(m["target"], _repository_path(page, m["target"])), line))
+    return rows
+
+
+def _repository_path(page: Path, target: str) -> str:
+    return os.path.relpath((page.parent / target).resolve(), ROOT) if "://" not in target else target
+
+
+def test_the_results_table_is_the_same_in_the_readme_and_the_results_page() -> None:
+    """README.md's results table is the source; docs/results/index.md holds the same rows (its links are relative
+    to docs/results/, so the site cannot include the README's table as it is)."""
+    readme_rows = results_table(ROOT / "README.md")
+    assert len(readme_rows) > 2
+    assert results_table(ROOT / "docs/results/index.md") == readme_rows
 
 
 def test_api_reference_covers_the_public_api() -> None:
