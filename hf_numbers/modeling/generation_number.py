@@ -72,15 +72,24 @@ class NumberGenerationMixin:
     ) -> ModelOutput | torch.LongTensor:
         """transformers' ``generate``, with the values of number tokens read and written.
 
-        Pass ``input_numbers`` (the tokenizer's, shape of ``input_ids``) with the prompt. With
-        ``return_dict_in_generate=True`` the result is a :class:`NumberGenerateOutput` whose
-        ``numbers`` align with ``sequences``, in the data's units (the config's number scaling is
-        applied inside; a generated value is fed back as predicted); otherwise only the token ids are returned, as in
-        transformers. Works with greedy search and sampling, with or without the KV cache and
-        for left-padded batches. Beam search, assisted decoding and chunked prefill raise
-        ``ValueError`` (the values of reordered beams or draft tokens are not tracked). A text
-        encoding (no number module) generates with transformers' own ``generate`` (every mode;
-        ``input_numbers`` is ignored and the output has no ``numbers``).
+        Each number token it emits gets the number head's value, fed back as predicted. A text baseline
+        (no number module) runs transformers' ``generate`` unchanged. Modes and speed: docs/models.md.
+
+        Args:
+            inputs: the prompt's token ids (or ``input_ids=`` in ``kwargs``).
+            generation_config: as in transformers.
+            input_numbers: the prompt's values (the tokenizer's, the shape of ``input_ids``); needed where the
+                prompt holds number tokens; ignored by a text baseline.
+            **kwargs: transformers' ``generate`` arguments (greedy search or sampling, KV cache, left padding).
+
+        Returns:
+            With ``return_dict_in_generate=True`` a :class:`NumberGenerateOutput` whose ``numbers`` align with
+            ``sequences``, in the data's units; else the token ids, as in transformers.
+
+        Raises:
+            ValueError: no prompt; number tokens without ``input_numbers``; ``input_numbers`` of another shape, or
+                with a value at a token that is not a number token; beam search, assisted decoding or chunked
+                prefill (the values of reordered beams or draft tokens are not tracked).
 
         Example:
             >>> batch = tokenizer(["x = 3.5, y ="], return_tensors="pt")  # doctest: +SKIP

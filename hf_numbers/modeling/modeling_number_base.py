@@ -138,14 +138,21 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
     ) -> Any:
         """Load a plain checkpoint of the backbone (a folder, or a GGUF file in it) and add the number tokens.
 
-        The config takes the tokenizer's special-token and number ids. Every backbone weight is
-        reused; the embeddings grow to ``len(tokenizer)`` (``pad_to_multiple_of``, e.g. 64, rounds the
-        size up, which keeps the token head's matrix shapes fast) and the number module is initialised.
-        A number token's new embedding row (and untied output row) starts as the mean of the rows of
-        the digits it stands for (``number_token_init="digits"``), so the pretrained model already
-        treats it like a number; ``"mean"`` keeps transformers' mean resizing. ``gguf_file`` names a
-        GGUF file in the folder (de-quantized to float32 by transformers; needs the ``gguf`` package).
-        ``kwargs`` go to ``from_pretrained`` (config fields such as ``number_encoding``).
+        Every backbone weight is reused, the embeddings grow to ``len(tokenizer)`` and the number module is
+        initialised; the config takes the tokenizer's special-token and number ids. See docs/pretrained.md.
+
+        Args:
+            pretrained_model_name_or_path: the plain checkpoint, as for ``from_pretrained``.
+            tokenizer: the number tokenizer (its special-token and number ids go into the config).
+            pad_to_multiple_of: rounds the embeddings' size up (e.g. 64, which keeps the token head's shapes fast).
+            gguf_file: a GGUF file in the folder, de-quantized to float32 by transformers (needs ``gguf``).
+            number_token_init: ``"digits"``: a number token's new row (and untied output row) starts as the mean
+                of its digits' rows, so the model already treats it like a number; ``"mean"``: transformers'
+                mean resizing.
+            **kwargs: to ``from_pretrained`` (config fields such as ``number_encoding``).
+
+        Raises:
+            ValueError: an unknown ``number_token_init``; a GGUF file whose weights do not fit the model.
 
         Example:
             >>> tok = NumberLlamaTokenizer.from_pretrained(folder, gguf_file="SmolLM2-135M.gguf")  # doctest: +SKIP

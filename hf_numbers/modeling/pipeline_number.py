@@ -70,10 +70,8 @@ class NumberGenerationPipeline(_TextPipeline):
     numbers in the continuation, in order, in the data's units. Generation is greedy with at most
     20 new tokens unless ``max_new_tokens``, ``do_sample`` or other ``generate`` arguments say otherwise.
 
-    Where the tokenizer writes the space before a number into the number's token (``" [NUM]"`` of
-    GPT-2, Llama and the other byte-level tokenizers), trailing spaces of the prompt are removed before encoding: a
-    model never sees a lone space token before a number in training, so ``"12 + 30 = "`` is read
-    as ``"12 + 30 ="`` and the answer's token brings the space back (``"12 + 30 = 42"``).
+    Trailing spaces of the prompt are dropped where the number token carries the space before a
+    number (byte-level tokenizers; docs/pipelines.md says why).
 
     Example:
         >>> pipe = pipeline("number-generation", model="runs/demo/final")  # doctest: +SKIP

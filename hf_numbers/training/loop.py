@@ -1,24 +1,9 @@
 """The training loop, on Accelerate: one CPU, one GPU, or several processes with ``accelerate launch``.
 
-AdamW, cosine schedule with warm-up and a minimum learning rate, gradient accumulation,
-clipping, mixed precision where the device has it, evaluation and logging every N steps,
-atomic checkpoints every N steps and a resume that continues exactly: the data order comes
-from a seeded sampler (seed + epoch), the batches already seen in the epoch are skipped, and
-the optimizer, scheduler, log history and every process's RNG states are restored (from files
-that hold no pickle, see :mod:`.checkpoints`). Training stops with a ``FloatingPointError`` at
-the first non-finite training or evaluation loss, before that step is applied or saved, and with a
-``ValueError`` naming the step where the model refuses a batch (a value its encoding cannot carry).
-
-The model computes the loss alone (``forward(..., loss_only=True)``: its token head only at labelled positions).
-With ``--torch_compile`` the training steps run the model compiled by ``torch.compile`` (evaluation stays eager);
-a value the compiled model refuses is named by running that batch uncompiled.
-
-With ``--fsdp`` the loop shards the model itself with FSDP2 instead of letting Accelerate wrap it in DDP
-(:mod:`.sharding`); checkpoints are then sharded and the model returned is gathered whole.
-
-Every ``logging_steps`` a record goes to the log history, to the console (see :mod:`.reporting`)
-and to the trackers of ``report_to``. Settings of ``accelerate launch`` (processes, mixed
-precision, CPU) are respected: ``mixed_precision="auto"`` defers to the launcher's choice.
+AdamW with a cosine schedule, gradient accumulation, mixed precision, evaluation, logging and atomic
+checkpoints every N steps, an exact resume, and a stop at the first non-finite loss; the step runs compiled
+with ``--torch_compile`` and sharded with ``--fsdp`` (:mod:`.sharding`). What each does, and the files it
+reads and writes: docs/training.md ("Logging, trackers and processes", "Checkpoints, resume and safety").
 """
 
 from __future__ import annotations
