@@ -13,6 +13,7 @@ from typing import Any
 from tokenizers import AddedToken, Tokenizer, models, normalizers, pre_tokenizers, trainers
 
 from ..modeling import BYTE_LEVEL_BPE, METASPACE_BPE, WORDPIECE, NumberTokenizerMixin, get_backbone, replace_numbers
+from ..modeling.text_schemes import NUMBER_SCHEMES
 
 
 def _without_numbers(texts: Iterable[str], num_token: str) -> Iterable[str]:
@@ -156,7 +157,8 @@ def train_number_tokenizer(
         ['x', 'Ġ=', ' <|+d300|>', '<|-E2|>']
     """
     spec = get_backbone(backbone)
-    if number_scheme == "text":  # the backbone's own sub-words for digits
+    if number_scheme is not None and number_scheme not in NUMBER_SCHEMES:  # text: the backbone's own sub-words
+        # (an unknown scheme gets the tokenizer's error, below, either way)
         plain = train_plain_tokenizer(texts, backbone, vocab_size)
         options: dict[str, Any] = {"number_scheme": number_scheme}
     else:

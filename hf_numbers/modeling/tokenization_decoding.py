@@ -73,7 +73,7 @@ class NumberDecodingMixin:
     def _decode_row(self, ids: list[int], numbers: list[float], skip: bool, kwargs: dict[str, Any]) -> str:
         if self.scheme is not None:
             return self._decode_scheme_row(ids, skip, kwargs)
-        if self.number_scheme == "text":
+        if self.numbers_as_text:
             return super().decode(ids, skip_special_tokens=skip, **kwargs)
         number_ids = set(self._num_token_ids)
         if skip:  # number tokens stay even where a folder registered them as special tokens

@@ -111,7 +111,7 @@ class NumberTokenizerMixin(NumberDecodingMixin):
             self._unflag_special(self._num_token_ids)
         else:
             self.init_kwargs.pop("num_token", None)
-        if number_scheme not in (None, "text"):
+        if number_scheme in NUMBER_SCHEMES:
             self.scheme = NUMBER_SCHEMES[number_scheme](scheme_digits, scheme_min_exponent, scheme_max_exponent)
             self.init_kwargs.update(
                 scheme_digits=scheme_digits,
@@ -160,6 +160,12 @@ class NumberTokenizerMixin(NumberDecodingMixin):
         return list(self._num_token_ids)
 
     @property
+    def numbers_as_text(self) -> bool:
+        """True where numbers stay the backbone's own sub-word text (``number_scheme="text"``): a number scheme
+        without a :class:`NumberScheme` to rewrite them and without a number token."""
+        return self.number_scheme is not None and self.scheme is None
+
+    @property
     def added_number_token_ids(self) -> list[int]:
         """Every id the tokenizer adds for numbers: its number tokens, or its text scheme's tokens ([] for ``text``).
 
@@ -184,7 +190,7 @@ class NumberTokenizerMixin(NumberDecodingMixin):
     def _rewrite(self, text: str) -> RewrittenText:
         if not isinstance(text, str):
             raise ValueError(f"number tokenizers take text (str), got {type(text).__name__}")
-        if self.number_scheme == "text":
+        if self.numbers_as_text:
             return RewrittenText.unchanged(text)
         if self.scheme is not None:
             found = SCHEME_TOKEN_RE.search(text)
