@@ -15,13 +15,15 @@ Both see the same batches (one seeded order, collated once by hf_numbers' collat
 losses for both: ``answer`` (hf_numbers' completion-only default: the answer's tokens) or ``every``
 (every token, x-transformers' own ``XValAutoregressiveWrapper`` loss). They train in alternating chunks
 of ``--chunk`` steps (first one model, then the other first) on one thread, and each model's process
-CPU time over its chunks gives its steps per CPU-second; evaluation is untimed. Both are scored by
+CPU time over its chunks gives its steps per CPU-second; evaluation is untimed. hf_numbers' step is the
+training loop's (``--hf-step loss_only``), optionally compiled as ``--torch_compile true`` compiles it
+(``compiled``: the compilation falls in the untimed warm-up, whose CPU time the record keeps). Both are scored by
 ``predict_answers`` (the number head's value where the token head's argmax is a number token) and
 ``compute_number_metrics`` on the test split: R², R² of signed logs, share within 1%, invalid rate.
 
-Each pair writes ``<results>/<task>-<backbone>-<loss>-seed<seed>.json``; the table ``<results>.md``
-is rebuilt from every record there (default ``benchmarks/results/peers``; ``--quick``: a tiny run into
-``benchmarks/results/peers-quick``). x-transformers is an optional dependency (the ``bench`` extra).
+Each pair writes ``<results>/<task>-<backbone>-<loss>-seed<seed>[-x<decoder>][-<hf step>].json``; the
+table ``<results>.md`` is rebuilt from every record there (default ``benchmarks/results/peers``; ``--quick``:
+a tiny run into ``benchmarks/results/peers-quick``). x-transformers is an optional dependency (the ``bench`` extra).
 
 Example (one pair takes about 6 CPU-minutes at the full size)::
 
@@ -59,6 +61,7 @@ from hf_numbers.training import (
     make_collator,
     tokenize_dataset,
 )
+from hf_numbers.training.loop import compiled_step
 
 RESULTS = Path(__file__).parent / "results" / "peers"
 CAUSAL = [name for name, spec in BACKBONES.items() if spec.causal]
@@ -69,6 +72,7 @@ FULL = {"steps": 2000, "batch": 64, "chunk": 100, "train_size": 10_000, "eval_si
 QUICK = {"steps": 24, "batch": 16, "chunk": 8, "train_size": 256, "eval_size": 64, "hidden": 32, "layers": 2,
          "heads": 2}  # fmt: skip
 METRICS = ("r2", "r2_log", "within_1pct", "invalid_rate")
+HF_STEPS = ("loss_only", "compiled", "full")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -89,6 +93,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--peer-decoder", choices=list(PEER_DECODERS), default="default",
                         help="x-transformers' Decoder: its defaults (absolute positions, LayerNorm, GELU with biases) "
                         "or llama-like (rotary positions, RMSNorm, SwiGLU, no biases)")  # fmt: skip
+    parser.add_argument("--hf-step", choices=HF_STEPS, default="loss_only",
+                        help="hf_numbers' training step: loss_only (the training loop's), compiled (the same under "
+                        "hf-numbers train --torch_compile true) or full (every position's logits)")  # fmt: skip
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--quick", action="store_true", help="a tiny run of every code path (seconds)")
     parser.add_argument("--results", type=Path, help=f"records folder; default {RESULTS} (--quick: peers-quick)")
@@ -114,14 +121,16 @@ class Trainee:
         self.scheduler = get_cosine_with_min_lr_schedule_with_warmup(
             self.optimizer, targs.warmup_steps, targs.max_steps, min_lr_rate=targs.min_lr_ratio
         )
-        self.cpu_s, self.losses = 0.0, []
+        self.cpu_s, self.warm_up_cpu_s, self.losses = 0.0, 0.0, []
 
     def warm_up(self) -> None:
         """One untimed forward and backward of batch 0, gradients dropped: first-call costs stay out of the
         timing, and the weights and optimizer state are unchanged."""
         self.model.train()
+        start = time.process_time()
         self.loss(0).backward()
         self.optimizer.zero_grad()
+        self.warm_up_cpu_s = time.process_time() - start  # with --hf-step compiled: the compilation
 
     def train(self, steps: range) -> None:
         """Train on the batches ``steps``, adding their process CPU time."""
@@ -160,9 +169,11 @@ def run_pair(task: str, backbone: str, seed: int, loss: str, args: argparse.Name
         for start in range(0, len(indices) - args.batch + 1, args.batch):
             batches.append(collator([features[i] for i in indices[start : start + args.batch]]))
     batches = batches[: args.steps]
+    hf_step = compiled_step(model) if args.hf_step == "compiled" else model
+    hf_kwargs = {} if args.hf_step == "full" else {"loss_only": True}
     prepared = [peer.prepare(batch) for batch in batches]  # x-transformers takes scaled numbers: scaled here, once
     trainees = {
-        "hf_numbers": Trainee(model, lambda step: model(**batches[step]).loss, targs),
+        "hf_numbers": Trainee(model, lambda step: hf_step(**batches[step], **hf_kwargs).loss, targs),
         "x-transformers": Trainee(peer, lambda step: peer.loss(prepared[step], every_token=loss == "every"), targs),
     }
     for trainee in trainees.values():
@@ -173,7 +184,7 @@ def run_pair(task: str, backbone: str, seed: int, loss: str, args: argparse.Name
             trainee.train(steps)
     test = dataset["test"]
     record: dict[str, Any] = {"task": task, "backbone": backbone, "loss": loss, "seed": seed,
-                              "peer_decoder": args.peer_decoder}  # fmt: skip
+                              "peer_decoder": args.peer_decoder, "hf_step": args.hf_step}  # fmt: skip
     for label, trainee in trainees.items():
         predictions = predict_answers(trainee.model, tokenizer, test["text"], test["answer_index"],
                                       max_length=targs.max_length)  # fmt: skip
@@ -183,6 +194,7 @@ def run_pair(task: str, backbone: str, seed: int, loss: str, args: argparse.Name
             **{metric: metrics[metric] for metric in METRICS},
             "parameters": sum(p.numel() for p in trainee.model.parameters()),
             "cpu_s": round(trainee.cpu_s, 2),
+            "warm_up_cpu_s": round(trainee.warm_up_cpu_s, 2),
             "steps_per_cpu_s": args.steps / trainee.cpu_s,
             "last_chunk_loss": last,
         }
@@ -219,8 +231,10 @@ def write_table(results: Path) -> str:
     decoders = list(PEER_DECODERS)
     for r in records:
         r.setdefault("peer_decoder", "default")  # records written before --peer-decoder existed
+        r.setdefault("hf_step", "full")  # and before --hf-step: the full forward
     records.sort(key=lambda r: (losses.index(r["loss"]), tasks.index(r["task"]), r["backbone"],
-                                decoders.index(r["peer_decoder"]), r["seed"]))  # fmt: skip
+                                decoders.index(r["peer_decoder"]), HF_STEPS.index(r["hf_step"]),
+                                r["seed"]))  # fmt: skip
     lines = [
         "# hf_numbers' xVal against x-transformers' xVal",
         "",
@@ -228,17 +242,19 @@ def write_table(results: Path) -> str:
         "optimizer for both; test split; each cell is hf_numbers / x-transformers. Steps per CPU-second over",
         "alternating chunks on one thread; ratio = hf_numbers / x-transformers.",
         "",
-        "| task | backbone | x decoder | loss | seed | steps | parameters | R² | R² log | within 1% | invalid "
-        "| steps / CPU-s | ratio |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| task | backbone | x decoder | hf step | loss | seed | steps | parameters | R² | R² log | within 1% "
+        "| invalid | steps / CPU-s | ratio | hf warm-up CPU-s |",
+        "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in records:
         params = " / ".join(f"{r[label]['parameters'] / 1e6:.2f}M" for label in ("hf_numbers", "x-transformers"))
         steps = r["run"]["size"]["steps"]
         lines.append(
-            f"| {r['task']} | {r['backbone']} | {r['peer_decoder']} | {r['loss']} | {r['seed']} | {steps:,} | "
+            f"| {r['task']} | {r['backbone']} | {r['peer_decoder']} | {r['hf_step']} | {r['loss']} | {r['seed']} | "
+            f"{steps:,} | "
             f"{params} | {_cell(r, 'r2')} | {_cell(r, 'r2_log')} | {_cell(r, 'within_1pct', percent=True)} | "
-            f"{_cell(r, 'invalid_rate', percent=True)} | {_cell(r, 'steps_per_cpu_s', 1)} | {r['ratio']:.3f} |"
+            f"{_cell(r, 'invalid_rate', percent=True)} | {_cell(r, 'steps_per_cpu_s', 1)} | {r['ratio']:.3f} | "
+            f"{r['hf_numbers'].get('warm_up_cpu_s', '-')} |"
         )
     runs = {(r["run"]["command"], r["run"]["date"], r["run"]["machine"], r["run"]["versions"], r["run"]["commit"])
             for r in records}  # fmt: skip
@@ -267,7 +283,8 @@ def main(argv: list[str] | None = None) -> None:
                 for backbone in args.backbones:
                     record = run_pair(task, backbone, seed, loss, args) | {"run": run}
                     peer = "" if args.peer_decoder == "default" else f"-x{args.peer_decoder}"
-                    path = args.results / f"{task}-{backbone}-{loss}-seed{seed}{peer}.json"
+                    step = "" if args.hf_step == "full" else f"-{args.hf_step.replace('_', '-')}"
+                    path = args.results / f"{task}-{backbone}-{loss}-seed{seed}{peer}{step}.json"
                     path.write_text(json.dumps(record, indent=1) + "\n")
                     print(json.dumps({key: record[key] for key in ("task", "backbone", "loss", "seed", "ratio")}
                                      | {label: record[label] for label in ("hf_numbers", "x-transformers")}),

@@ -29,6 +29,7 @@ def test_quick_run_trains_both_models_with_both_losses(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     records = [json.loads(path.read_text()) for path in sorted(results.glob("*.json"))]
     assert [record["loss"] for record in records] == ["answer", "every"]
+    assert {record["hf_step"] for record in records} == {"loss_only"}  # the training loop's step by default
     for record in records:
         for label in ("hf_numbers", "x-transformers"):
             assert record[label]["steps_per_cpu_s"] > 0 and 0.0 <= record[label]["invalid_rate"] <= 1.0
