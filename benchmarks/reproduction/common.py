@@ -154,7 +154,8 @@ def commit() -> str:
     checkout: a script run from a git worktree), whose figures would be another code's.
     """
     imported = sys.modules.get("hf_numbers")
-    if imported is not None and ROOT not in Path(imported.__file__).resolve().parents:
+    own = ROOT / "hf_numbers"
+    if imported is not None and own.is_dir() and Path(imported.__file__).resolve().parent != own.resolve():
         raise RuntimeError(
             f"this benchmark is {ROOT}'s but it imported hf_numbers from {Path(imported.__file__).parent}: its "
             f"record would name the wrong code; run it with PYTHONPATH={ROOT}"
