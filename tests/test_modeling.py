@@ -28,6 +28,7 @@ from model_helpers import (
     tiny_model,
 )
 from transformers import AutoModel
+from transformers import initialization as init
 
 from hf_numbers import BACKBONES, NUMBER_ENCODINGS_REGISTRY, NumberBertForMaskedLM, NumberBertTokenizer
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
@@ -297,6 +298,33 @@ def test_only_xval_on_llama_starts_its_number_rows_larger_so_the_value_outlives_
     assert expected * 0.7 < ratio < expected * 1.3
 
 
+def _mark_own_init(monkeypatch: pytest.MonkeyPatch, encoding: str) -> None:
+    """Make ``encoding``'s own init set every weight it initialises to 0.5 (a value no backbone init draws)."""
+
+    def own_init(module: torch.nn.Module) -> None:
+        for weight in module.parameters():
+            init.constant_(weight, 0.5)  # skips weights loaded from a checkpoint
+
+    monkeypatch.setattr(NUMBER_ENCODINGS_REGISTRY[encoding], "init_parameters", own_init)
+
+
+@EVERY_PAIR
+def test_a_fresh_models_number_layers_keep_their_encodings_own_init(
+    backbone: str, encoding: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """transformers initialises the backbone; the number module's layers get the encoding's ``init_parameters``
+    and nothing after it (BitTokens' and FoNE's projections start at the identity)."""
+    _mark_own_init(monkeypatch, encoding)
+    for name, weight in tiny_model(backbone, encoding).number_encoding.named_parameters():
+        assert torch.all(weight == 0.5), f"{name} was initialised again after the encoding's own init"
+
+
+@pytest.mark.parametrize("backbone", BACKBONES)
+def test_bittokens_projection_starts_at_the_identity_on_every_backbone(backbone: str) -> None:
+    weight = tiny_model(backbone, "bittokens").number_encoding.bit_proj.weight
+    assert torch.equal(weight, torch.eye(*weight.shape))
+
+
 def test_xval_on_pretrained_bert_reuses_every_weight(real_bert_dir: Path) -> None:
     """Fine-tuning the real all-MiniLM-L6-v2 with xVal keeps every trunk weight, and the value still reaches it."""
     tokenizer = NumberBertTokenizer.from_pretrained(real_bert_dir)
@@ -421,6 +449,18 @@ def test_plain_checkpoint_adapts_with_a_frozen_trunk(backbone: str, encoding: st
     torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.1).step()
     changed = {name for name, p in model.named_parameters() if not torch.equal(p, before[name])}
     assert {name for name in changed if name.startswith("number_encoding.")} and changed <= trainable
+
+
+@EVERY_PAIR
+def test_a_plain_checkpoints_new_number_layers_get_their_encodings_own_init(
+    backbone: str, encoding: str, plain_checkpoints: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec, path = BACKBONES[backbone], plain_checkpoints / backbone
+    tokenizer = spec.tokenizer_class.from_pretrained(path)
+    _mark_own_init(monkeypatch, encoding)
+    model = spec.model_class.from_pretrained_backbone(path, tokenizer, number_encoding=encoding)
+    for name, weight in model.number_encoding.named_parameters():
+        assert torch.all(weight == 0.5), f"{name} was initialised again after the encoding's own init"
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)

@@ -94,10 +94,22 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         if self.config.freeze_backbone:
             self.freeze_backbone()
 
-    def _init_weights(self, module: nn.Module) -> None:
-        super()._init_weights(module)
+    def _initialize_weights(self, module: nn.Module, is_custom_code: bool = False) -> None:
+        """transformers' per-module init, except that the number module initialises its own layers (its
+        ``init_parameters``, which skips loaded weights): transformers passes over a module without parameters
+        of its own in custom code, and would give the module's layers the backbone's draw instead."""
         if isinstance(module, NumberEncoding):
-            module.init_parameters()
+            if not getattr(module, "_is_hf_initialized", False):
+                module.init_parameters()
+                module._is_hf_initialized = True
+            return
+        super()._initialize_weights(module, is_custom_code)
+
+    def _init_weights(self, module: nn.Module) -> None:
+        encoding = getattr(self, "number_encoding", None)
+        if encoding is not None and any(module is layer for layer in encoding.modules()):
+            return  # initialised by the encoding's init_parameters (above), after its layers
+        super()._init_weights(module)
 
     @property
     def _value_blind_first_norm(self) -> bool:
