@@ -49,6 +49,19 @@ SUITES: dict[str, tuple[Callable[[], list[Row]], Callable[[dict[str, dict[str, A
 }
 
 
+def _machines(results: dict[str, dict[str, Any]]) -> str:
+    """Where the rows ran: the one machine, or the most common one and the rows that ran elsewhere.
+
+    >>> _machines({"a": {"machine": "CPU"}, "b": {"machine": "CPU"}, "c": {"machine": "GPU"}})
+    'CPU; GPU (rows c)'
+    """
+    by_machine: dict[str, list[str]] = {}
+    for name, result in results.items():
+        by_machine.setdefault(result["machine"], []).append(name)
+    ordered = sorted(by_machine, key=lambda machine: -len(by_machine[machine]))
+    return "; ".join([*ordered[:1], *(f"{m} (rows {', '.join(sorted(by_machine[m]))})" for m in ordered[1:])])
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -101,9 +114,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "",
     ]
     lines += report(results, out)
-    machines = sorted({r["machine"] for r in results.values()})
     total = sum(r["wall_s"] for r in results.values())
-    lines += ["", f"Machine: {'; '.join(machines)}. Total wall time of the rows: {_minutes(total)}"]
+    lines += ["", f"Machine: {_machines(results)}. Total wall time of the rows: {_minutes(total)}"]
     if all("cpu_s" in r for r in results.values()):
         cpu = sum(r["cpu_s"] for r in results.values())
         lines[-1] += f" (CPU time {_minutes(cpu)}; on a machine shared with other jobs the wall time is longer)"
