@@ -18,9 +18,11 @@ take); every other check is the command's.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import sys
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 USAGE = """The hf-numbers command: make-data, train, evaluate, card, demo.
 
@@ -54,19 +56,32 @@ TRAIN_OPTIONS = (
     "license", "base_model", "push_to_hub", "hub_model_id", "hub_token", "hub_private_repo",
 )  # fmt: skip
 """The fields of ``NumberTrainingArguments`` other than the encodings' options."""
-ENCODING_OPTIONS = (
-    "fone_int_digits", "fone_frac_digits", "exponent_num_bins", "exponent_min", "exponent_max",
-    "bittokens_precision", "bittokens_reciprocal", "bittokens_head", "bittokens_weighted_loss",
-    "scheme_digits", "scheme_min_exponent", "scheme_max_exponent",
-)  # fmt: skip
-"""Every registered number encoding's options (``hf_numbers.modeling.encoding_options()``), each a train flag."""
+_OPTION_DECLARATION = re.compile(r'EncodingOption\(\s*"(\w+)"')
+
+
+def encoding_option_names() -> tuple[str, ...]:
+    """The number encodings' option names (each a train flag), read from their declarations in
+    ``hf_numbers/modeling`` (``EncodingOption("<name>", ...)``) without importing the package, so that a new
+    encoding needs no edit here.
+
+    Example:
+        >>> "fone_int_digits" in encoding_option_names()
+        True
+    """
+    spec = importlib.util.find_spec("hf_numbers")  # finds the package without running its __init__
+    if spec is None or not spec.submodule_search_locations:
+        return ()
+    sources = sorted(Path(next(iter(spec.submodule_search_locations)), "modeling").glob("*.py"))
+    return tuple(dict.fromkeys(name for path in sources for name in _OPTION_DECLARATION.findall(path.read_text())))
+
+
 OPTIONS: dict[str, tuple[str, ...]] = {
     "make-data": ("task", "output", "train_size", "eval_size", "seed", "task_options"),
-    "train": TRAIN_OPTIONS + ENCODING_OPTIONS,
+    "train": TRAIN_OPTIONS,
     "evaluate": ("checkpoint", "task", "data_dir", "eval_size", "seed", "task_options", "max_length", "output_dir",
                  "force", "masked_words"),  # fmt: skip
     "card": ("output", "model_id", "license", "base_model"),
-    "demo": TRAIN_OPTIONS + ENCODING_OPTIONS,
+    "demo": TRAIN_OPTIONS,
 }
 """Each command's option names besides ``-h``/``--help``, as its flags name them with ``-`` read as ``_``
 (``--max_steps`` and ``--max-steps`` are ``max_steps``)."""
@@ -122,7 +137,11 @@ def unknown_flags(command: str, argv: Sequence[str]) -> list[str]:
         ['--max_step']
     """
     names = {flag: flag.lstrip("-").partition("=")[0].replace("-", "_") for flag in _flags(argv)}
-    return [flag for flag, name in names.items() if name not in ("h", "help", *OPTIONS[command])]
+    unknown = [flag for flag, name in names.items() if name not in ("h", "help", *OPTIONS[command])]
+    if unknown and OPTIONS[command] is TRAIN_OPTIONS:  # train's flags include the encodings' options
+        encoding_options = encoding_option_names()
+        unknown = [flag for flag in unknown if names[flag] not in encoding_options]
+    return unknown
 
 
 def main(argv: Sequence[str] | None = None) -> None:
