@@ -1,5 +1,10 @@
-"""Start-up time: ``import hf_numbers`` and the command's help, against ``import torch, transformers`` and
-against importing the transformers classes that hf_numbers registers (its floor while it registers on import).
+"""Start-up time: ``import hf_numbers`` and the ``hf-numbers`` command's help and usage errors, against
+``import torch, transformers``, against importing the transformers classes that hf_numbers registers (the floor of
+``import hf_numbers`` while it registers on import) and against the interpreter's own start (``python -c pass``).
+
+The ``hf-numbers`` rows run what the console script of that checkout runs: the ``module:function`` that its
+``setup.cfg`` names (``hf_numbers.cli:main`` where it has none, as before the launcher), called as the script
+calls it (``sys.exit(main())``, ``sys.argv[0] = "hf-numbers"``).
 
 Each command runs in a fresh interpreter, in alternating rounds; a round runs every command once as it is
 (wall time and the child's CPU time, user + system) and once under ``python -X importtime`` (the sum of
@@ -18,6 +23,7 @@ Example (about ten minutes on a busy 2-core CPU)::
 from __future__ import annotations
 
 import argparse
+import configparser
 import os
 import re
 import subprocess
@@ -26,7 +32,7 @@ import time
 from pathlib import Path
 
 RESULTS = Path(__file__).parent / "results" / "startup.md"
-REFERENCE = ("import torch, transformers", ["-c", "import torch, transformers"])
+REFERENCE = ("import torch, transformers", ["-c", "import torch, transformers"], 0)
 REGISTERED = (
     "from transformers import <the classes hf_numbers registers and subclasses>",
     ["-c", "from transformers import AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM, Pipeline, "
@@ -34,23 +40,46 @@ REGISTERED = (
            "GPT2Tokenizer, BertTokenizer, RobertaTokenizer, LlamaTokenizer, GPTNeoXTokenizer, "
            "GPT2LMHeadModel, BertForMaskedLM, RobertaForMaskedLM, LlamaForCausalLM, ModernBertForMaskedLM; "
            "from transformers.pipelines import PIPELINE_REGISTRY"],
+    0,
 )
 """What registering with the Auto classes and pipelines takes at least: the classes themselves."""
-COMMANDS = [
-    ("import hf_numbers", ["-c", "import hf_numbers"]),
-    ("python -m hf_numbers.cli --help", ["-m", "hf_numbers.cli", "--help"]),
-    ("python -m hf_numbers.cli train --help", ["-m", "hf_numbers.cli", "train", "--help"]),
+INTERPRETER = ("python -c pass", ["-c", "pass"], 0)
+"""The interpreter's own start: what any command costs at least."""
+COMMANDS = [  # (name, arguments of the console script, or of python with -c / -m; exit code)
+    ("import hf_numbers", ["-c", "import hf_numbers"], 0),
+    ("hf-numbers --help", ["--help"], 0),
+    ("hf-numbers train --max_step 3", ["train", "--max_step", "3"], 2),
+    ("hf-numbers train --help", ["train", "--help"], 0),
 ]
+_CONSOLE_SCRIPT = "import sys; from {module} import {function}; sys.argv[0] = 'hf-numbers'; sys.exit({function}())"
 _TOP_LEVEL = re.compile(r"import time:\s+\d+ \|\s+(\d+) \| \S")
 
 
-def run_once(arguments: list[str], folder: Path, importtime: bool) -> tuple[float, float]:
+def console_script(folder: Path) -> str:
+    """The ``module:function`` that the ``hf-numbers`` console script of the checkout in ``folder`` runs."""
+    config = configparser.ConfigParser()
+    config.read(folder / "setup.cfg")
+    scripts = config.get("options.entry_points", "console_scripts", fallback="hf-numbers = hf_numbers.cli:main")
+    return dict(line.split(" = ") for line in scripts.strip().splitlines())["hf-numbers"]
+
+
+def python_arguments(arguments: list[str], folder: Path) -> list[str]:
+    """The interpreter's arguments of a command: as given (``-c``, ``-m``), or the checkout's console script."""
+    if arguments[0] in ("-c", "-m"):
+        return arguments
+    module, _, function = console_script(folder).partition(":")
+    return ["-c", _CONSOLE_SCRIPT.format(module=module, function=function), *arguments]
+
+
+def run_once(arguments: list[str], folder: Path, importtime: bool, exit_code: int = 0) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of one run, or (importtime seconds, 0) with ``importtime``."""
     env = dict(os.environ, PYTHONPATH=str(folder.resolve()))
-    command = [sys.executable, *(["-X", "importtime"] if importtime else []), *arguments]
+    command = [sys.executable, *(["-X", "importtime"] if importtime else []), *python_arguments(arguments, folder)]
     before, start = os.times(), time.perf_counter()
-    done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, check=True)
+    done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True)
     wall, after = time.perf_counter() - start, os.times()
+    if done.returncode != exit_code:
+        raise RuntimeError(f"{command} exited with {done.returncode}, not {exit_code}:\n{done.stderr}")
     if importtime:
         return sum(int(match[1]) for match in map(_TOP_LEVEL.match, done.stderr.splitlines()) if match) / 1e6, 0.0
     return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
@@ -63,22 +92,23 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
     checkouts = [(label, Path(folder)) for label, _, folder in (item.partition("=") for item in args.checkout)]
-    fixed = [("", command, checkouts[0][1]) for command in (REFERENCE, REGISTERED)]
+    fixed = [("", command, checkouts[0][1]) for command in (REFERENCE, REGISTERED, INTERPRETER)]
     runs = fixed + [(label, command, folder) for label, folder in checkouts for command in COMMANDS]
     times: dict[int, list[tuple[float, float, float]]] = {index: [] for index in range(len(runs))}
     load = os.getloadavg()
     for round_index in range(args.rounds):
         order = range(len(runs)) if round_index % 2 == 0 else reversed(range(len(runs)))
         for index in order:
-            _, (_, arguments), folder = runs[index]
-            wall, cpu = run_once(arguments, folder, importtime=False)
-            times[index].append((wall, cpu, run_once(arguments, folder, importtime=True)[0]))
+            _, (_, arguments, exit_code), folder = runs[index]
+            wall, cpu = run_once(arguments, folder, importtime=False, exit_code=exit_code)
+            times[index].append((wall, cpu, run_once(arguments, folder, importtime=True, exit_code=exit_code)[0]))
     reference_cpu = min(cpu for _, cpu, _ in times[0])
     rows = []
-    for index, (label, (name, _), _) in enumerate(runs):
+    for index, (label, (name, _, _), folder) in enumerate(runs):
+        cell = f"`{name}` (`{console_script(folder)}`)" if name.startswith("hf-numbers") else f"`{name}`"
         wall, cpu, imports = (min(column) for column in zip(*times[index]))
         ratio = cpu / reference_cpu
-        rows.append(f"| {label or '-'} | `{name}` | {wall:.2f} | {cpu:.2f} | {imports:.2f} | {ratio:.2f} |")
+        rows.append(f"| {label or '-'} | {cell} | {wall:.2f} | {cpu:.2f} | {imports:.2f} | {ratio:.2f} |")
     end_load = os.getloadavg()
     table = "\n".join([
         "# Start-up",

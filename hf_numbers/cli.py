@@ -1,12 +1,10 @@
-"""The ``hf-numbers`` command: make-data, train, evaluate, card, demo.
+"""The ``hf-numbers`` command: make-data, train, evaluate, card, demo (:data:`COMMANDS`).
 
-    hf-numbers make-data --task lookup --output data/lookup
-    hf-numbers train --task lookup --backbone gpt2 --number_encoding xval --output_dir runs/lookup
-    hf-numbers train args.json --max_steps 100     # arguments from a JSON file; flags after it win
-    hf-numbers train --task lookup --output_dir runs/lookup --push_to_hub --hub_model_id me/lookup-xval
-    hf-numbers evaluate --checkpoint runs/lookup/checkpoint-200 --task lookup
-    hf-numbers card runs/lookup                    # write runs/lookup/final/README.md (the model card) again
-    hf-numbers demo
+:func:`main` runs a command; ``python -m hf_numbers.cli ...`` and ``accelerate launch -m hf_numbers.cli ...``
+run it directly. The ``hf-numbers`` console script starts in :mod:`hf_numbers_launcher` instead, which answers
+the command's help and its unknown commands and flags without importing ``hf_numbers`` (whose import
+registers the model classes) and calls :func:`main` for the rest; the help text and the names it checks
+are there (``hf_numbers_launcher.USAGE``, ``OPTIONS``).
 
 ``train`` takes every field of :class:`~hf_numbers.training.NumberTrainingArguments`
 (``hf-numbers train --help`` lists them) and runs unchanged under ``accelerate launch``.
@@ -31,7 +29,9 @@ from huggingface_hub.utils import validate_repo_id
 from tqdm.contrib.logging import logging_redirect_tqdm
 from transformers import HfArgumentParser, pipeline
 
-from .cli_help import GroupedArgumentParser, PlainHelpParser, plain_text
+from hf_numbers_launcher import HELP_FLAGS, renamed_hint, usage
+
+from .cli_help import GroupedArgumentParser, PlainHelpParser
 from .data import TASKS, load_task, parse_task_options, save_task, task_name
 from .evaluation import compute_number_metrics, evaluate_splits, format_metrics_table
 from .modeling.hub_card import CARD_FILE
@@ -83,7 +83,8 @@ def _add_task_options(parser: argparse.ArgumentParser, default: str = "") -> Non
     )
 
 
-def _make_data(argv: Sequence[str]) -> None:
+def make_data_parser() -> argparse.ArgumentParser:
+    """``hf-numbers make-data``'s argument parser."""
     parser = PlainHelpParser(
         prog="hf-numbers make-data",
         allow_abbrev=False,
@@ -95,7 +96,11 @@ def _make_data(argv: Sequence[str]) -> None:
     parser.add_argument("--eval_size", type=int, default=200, help="Examples of every other split.")
     parser.add_argument("--seed", type=int, default=0, help="Generator seed (same seed, same data).")
     _add_task_options(parser)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _make_data(argv: Sequence[str]) -> None:
+    args = make_data_parser().parse_args(argv)
     _quiet_progress_bars()
     dataset = load_task(
         args.task,
@@ -108,13 +113,6 @@ def _make_data(argv: Sequence[str]) -> None:
     print({split: len(data) for split, data in dataset.items()}, "->", args.output)
 
 
-def _renamed_hint(names: Sequence[str]) -> str:
-    """Where ``names`` (flags or JSON keys) hold an earlier argument name, the name to use now."""
-    hints = [f"--{key} is now --{RENAMED[key]}" for key in (n.lstrip("-").partition("=")[0] for n in names)
-             if key in RENAMED]
-    return f" ({'; '.join(hints)})" if hints else ""
-
-
 def _read_args_file(parser: HfArgumentParser, path: Path) -> None:
     """Make the arguments of a JSON file (``{"task": "lookup", ...}``) the parser's defaults."""
     try:
@@ -125,7 +123,7 @@ def _read_args_file(parser: HfArgumentParser, path: Path) -> None:
         parser.error(f"the arguments file {path} must hold a JSON object of argument names and values")
     unknown = sorted(set(values) - {f.name for f in fields(NumberTrainingArguments)})
     if unknown:
-        parser.error(f"{path}: unknown argument(s) {', '.join(unknown)}{_renamed_hint(unknown)}")
+        parser.error(f"{path}: unknown argument(s) {', '.join(unknown)}{renamed_hint(unknown, RENAMED)}")
     parser.set_defaults(**values)
 
 
@@ -162,7 +160,7 @@ def parse_train_args(argv: Sequence[str], prog: str = "hf-numbers train") -> Num
     except ValueError as error:  # raised by NumberTrainingArguments.__post_init__
         parser.error(str(error))
     if unknown:
-        parser.error(f"unrecognized arguments: {' '.join(unknown)}{_renamed_hint(unknown)}")
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}{renamed_hint(unknown, RENAMED)}")
     try:
         check_run(args)
     except ValueError as error:
@@ -278,7 +276,8 @@ def _evaluate(argv: Sequence[str]) -> None:
     print(f"plot: {summary['plot'] or 'none'}")
 
 
-def _card(argv: Sequence[str]) -> None:
+def card_parser() -> argparse.ArgumentParser:
+    """``hf-numbers card``'s argument parser."""
     parser = PlainHelpParser(
         prog="hf-numbers card",
         allow_abbrev=False,
@@ -298,6 +297,11 @@ def _card(argv: Sequence[str]) -> None:
     parser.add_argument(
         "--base_model", default=None, help="Hub id of the --pretrained backbone the run adapted; default: the run's."
     )
+    return parser
+
+
+def _card(argv: Sequence[str]) -> None:
+    parser = card_parser()
     args = parser.parse_args(argv)
     _quiet_progress_bars()
     try:
@@ -363,6 +367,14 @@ def _show_training_logs() -> None:
 
 
 COMMANDS = {"make-data": _make_data, "train": _train, "evaluate": _evaluate, "card": _card, "demo": _demo}
+PARSERS = {
+    "make-data": make_data_parser,
+    "train": train_parser,
+    "evaluate": evaluate_parser,
+    "card": card_parser,
+    "demo": lambda: train_parser(prog="hf-numbers demo"),
+}
+"""Each command's argument parser (demo's is train's: it takes train's flags after its own defaults)."""
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -373,9 +385,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in COMMANDS:
-        print(plain_text(__doc__).strip())
-        print(f"\ncommands: {', '.join(COMMANDS)}; 'hf-numbers <command> --help' explains each option")
-        sys.exit(0 if argv and argv[0] in ("-h", "--help") else 2)
+        print(usage())
+        sys.exit(0 if argv and argv[0] in HELP_FLAGS else 2)
     transformers.utils.logging.disable_progress_bar()  # no bar for every save and load
     _show_training_logs()
     result = COMMANDS[argv[0]](argv[1:])

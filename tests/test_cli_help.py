@@ -7,7 +7,9 @@ from dataclasses import MISSING, fields
 
 import pytest
 
-from hf_numbers.cli import COMMANDS, main
+import hf_numbers.cli
+import hf_numbers_launcher
+from hf_numbers.cli import COMMANDS
 from hf_numbers.cli_help import OTHER_OPTIONS, TRAIN_OPTION_GROUPS, plain_text
 from hf_numbers.training import NumberTrainingArguments
 
@@ -15,7 +17,8 @@ MARKUP = re.compile(r"`|\*\*|:(?:class|func|meth|mod|data|attr|obj):")
 """rST roles and literals, Markdown code and bold."""
 
 
-def help_text(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+def help_text(argv: list[str], capsys: pytest.CaptureFixture[str], main=hf_numbers_launcher.main) -> str:
+    """What ``hf-numbers <argv>`` prints (the console script's entry point, or ``main``) and exits 0 with."""
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
     assert exit_info.value.code == 0
@@ -46,6 +49,11 @@ def test_help_is_plain_text_with_at_most_one_default_per_option(command: str | N
     assert command is None or entries
     repeated = {flag: entry for flag, entry in entries.items() if len(re.findall(r"\bdefault\b", entry, re.I)) > 1}
     assert not repeated
+
+
+def test_the_help_is_the_same_through_the_launcher_and_python_m_hf_numbers_cli(capsys) -> None:
+    assert help_text(["--help"], capsys) == help_text(["--help"], capsys, main=hf_numbers.cli.main)
+    assert help_text(["card", "--help"], capsys) == help_text(["card", "--help"], capsys, main=hf_numbers.cli.main)
 
 
 def test_train_help_groups_every_option_and_states_every_set_default_once(capsys) -> None:

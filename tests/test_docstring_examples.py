@@ -10,7 +10,8 @@ import pytest
 
 import hf_numbers
 
-MODULES = sorted(info.name for info in pkgutil.walk_packages(hf_numbers.__path__, "hf_numbers."))
+MODULES = [*sorted(info.name for info in pkgutil.walk_packages(hf_numbers.__path__, "hf_numbers.")),
+           "hf_numbers_launcher"]  # the console script's entry point (its __main__ runs the command)  # fmt: skip
 
 
 @pytest.mark.parametrize("module_name", MODULES)
