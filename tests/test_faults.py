@@ -479,3 +479,15 @@ def test_missing_paths_and_cut_off_answers_fail_before_training(saved_task: Data
                                          r"tokenized text holds \d+ number\(s\) \(max_length 8\)"):
         run_training(small_args(run, data_dir=str(tmp_path / "data"), max_length=8))
     assert not run.exists()
+
+
+def test_a_causal_model_on_masked_word_data_is_refused_before_any_training(tmp_path: Path, monkeypatch) -> None:
+    """numeracy_words' splits carry masked-word targets, which only a masked LM can score: a causal backbone
+    with ``--text_only false`` used to train and then fail in the evaluation."""
+    trained = []
+    monkeypatch.setattr(pipeline_module, "train_model", lambda *a, **k: trained.append(1))
+    args = NumberTrainingArguments(**{**SMALL, "task": "numeracy_words", "backbone": "gpt2", "text_only": False,
+                                      "output_dir": str(tmp_path / "run")})  # fmt: skip
+    with pytest.raises(ValueError, match="split 'validation' has masked-word targets .* this model is causal"):
+        run_training(args)
+    assert trained == []

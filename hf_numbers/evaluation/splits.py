@@ -19,6 +19,19 @@ from .predict import predict_answers
 __all__ = ["evaluate_splits"]
 
 
+def check_scorable(dataset: Mapping[str, Any], causal: bool, masked_words: bool = False) -> None:
+    """Raise ``ValueError`` where :func:`evaluate_splits` could not score ``dataset``'s splits: masked-word
+    metrics (asked for, or a split with masked-word targets, a ``word`` column) need a masked LM. Called
+    before training too, so that no run trains a model it cannot evaluate."""
+    if not causal:
+        return
+    targets = [split for split in dataset if split != "train" and "word" in dataset[split].column_names]
+    if masked_words or targets:
+        why = f"split {targets[0]!r} has masked-word targets (a 'word' column)" if targets else "masked_words is set"
+        raise ValueError(f"{why}: masked-word metrics need a masked LM, and this model is causal; choose a masked "
+                         "backbone, or data without a 'word' column")  # fmt: skip
+
+
 def evaluate_splits(
     model: Any,
     tokenizer: Any,
@@ -60,8 +73,7 @@ def evaluate_splits(
             groups += [split] * len(preds)
         words = "word" in data.column_names
         if masked_words or words:
-            if getattr(model, "causal", False):
-                raise ValueError("masked-word metrics need a masked LM; this model is causal")
+            check_scorable(dataset, getattr(model, "causal", False), masked_words)
             spans = target_spans(data["text"], data["word"], data["word_start"]) if words else None
             scores = score_masked_words(model, tokenizer, data["text"], spans, max_length=max_length)
             results[split] |= masked_word_results(scores, targets=words)

@@ -20,6 +20,7 @@ from transformers.tokenization_utils_base import TOKENIZER_CONFIG_FILE
 from ..data.checks import check_answers_tokenized
 from ..data.loading import tokenize_dataset
 from ..evaluation import evaluate_splits
+from ..evaluation.splits import check_scorable
 from ..modeling import check_tokenizer_matches
 from ..modeling.hub_card import CARD_FILE
 from .arguments import NumberTrainingArguments
@@ -59,6 +60,7 @@ def _run_training(args: NumberTrainingArguments, accelerator: Accelerator) -> di
     set_seed(args.seed)  # the new model's initialisation too
     with accelerator.main_process_first():  # one process writes the datasets cache, the others read it
         dataset = build_dataset(args)
+        check_scorable(dataset, args.causal, masked_words=args.text_only)  # before any training
         tokenizer = build_tokenizer(args, dataset)
         model = build_model(args, tokenizer, dataset)  # the number scaling, fitted on the training split, inside
         model = apply_lora(args, model, tokenizer)  # PEFT adapters with --lora_r, else the model itself
