@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from tokenizers import Tokenizer
 from transformers import AddedToken, BatchEncoding, BertTokenizer, GPT2Tokenizer, RobertaTokenizer
+from transformers.tokenization_utils_base import PaddingStrategy, TruncationStrategy
 
 from .parsing import NEUTRAL_NUMBER, split_numbers
 from .text_schemes import NUMBER_SCHEMES, SCHEME_TOKEN_RE, NumberScheme
@@ -231,16 +232,19 @@ class NumberTokenizerMixin(NumberDecodingMixin):
             if isinstance(pairs, str) or len(pairs) != len(firsts):
                 raise ValueError("text_pair must be a list of the same length as text when text is a batch")
             seconds = [self._rewrite(t) for t in pairs]
-        encoded = super()._encode_plus(
-            [s.text for s in firsts],
-            None if seconds is None else [s.text for s in seconds],
-            return_tensors=None,
-            return_offsets_mapping=return_offsets_mapping,
-            return_overflowing_tokens=return_overflowing_tokens,
-            **kwargs,
-        )
-        data = dict(encoded)
-        rows = encoded.encodings
+        offsets = return_offsets_mapping or return_overflowing_tokens or self._needs_offsets(kwargs)
+        if firsts and seconds is None and not offsets:  # every number is a token of its row: no offsets needed
+            data, rows = self._encode_whole([s.text for s in firsts], **kwargs)
+        else:
+            encoded = super()._encode_plus(
+                [s.text for s in firsts],
+                None if seconds is None else [s.text for s in seconds],
+                return_tensors=None,
+                return_offsets_mapping=return_offsets_mapping,
+                return_overflowing_tokens=return_overflowing_tokens,
+                **kwargs,
+            )
+            data, rows = dict(encoded), encoded.encodings
         samples = data.get("overflow_to_sample_mapping", range(len(rows)))
         ids = data["input_ids"]
         if ids and len(set(map(len, ids))) == 1:  # rectangular (padded): one array, also the ids' tensor
@@ -260,6 +264,66 @@ class NumberTokenizerMixin(NumberDecodingMixin):
         if not batched and return_tensors is None and not return_overflowing_tokens:
             return BatchEncoding({key: value[0] for key, value in data.items()}, rows)
         return BatchEncoding(data, rows, tensor_type=return_tensors)
+
+    @staticmethod
+    def _needs_offsets(kwargs: dict[str, Any]) -> bool:
+        """Whether a call may cut a text's tokens (truncation) or takes a path of transformers' own (chat
+        control tokens): then each number's value is found from its token's offsets, which the Rust
+        tokenizer must track."""
+        truncation = kwargs.get("truncation_strategy", TruncationStrategy.DO_NOT_TRUNCATE)
+        return truncation != TruncationStrategy.DO_NOT_TRUNCATE or bool(kwargs.get("sanitize_control_tokens"))
+
+    def _encode_whole(
+        self,
+        texts: list[str],
+        add_special_tokens: bool = True,
+        padding_strategy: PaddingStrategy = PaddingStrategy.DO_NOT_PAD,
+        truncation_strategy: TruncationStrategy = TruncationStrategy.DO_NOT_TRUNCATE,
+        max_length: int | None = None,
+        stride: int = 0,
+        pad_to_multiple_of: int | None = None,
+        padding_side: str | None = None,
+        return_token_type_ids: bool | None = None,
+        return_attention_mask: bool | None = None,
+        return_special_tokens_mask: bool = False,
+        return_length: bool = False,
+        verbose: bool = True,
+        split_special_tokens: bool | None = None,
+        **kwargs: Any,
+    ) -> tuple[dict[str, list[Any]], list[Any]]:
+        """Encode texts that are never cut (no pairs, truncation or overflow) without character offsets.
+
+        Every number of such a text is one number token of its row, so the values go in order and need no
+        offsets; the Rust tokenizer's ``encode_batch_fast`` skips tracking them. The keys are those of
+        transformers' own ``_encode_plus`` (its ``_convert_encoding``), the encodings come without offsets.
+        """
+        self.set_truncation_and_padding(
+            padding_strategy=padding_strategy,
+            truncation_strategy=truncation_strategy,
+            max_length=max_length,
+            stride=stride,
+            pad_to_multiple_of=pad_to_multiple_of,
+            padding_side=padding_side,
+        )
+        split = self.split_special_tokens if split_special_tokens is None else split_special_tokens
+        if self._tokenizer.encode_special_tokens != split:
+            self._tokenizer.encode_special_tokens = split
+        encodings = self._tokenizer.encode_batch_fast(texts, add_special_tokens=add_special_tokens)
+        converted = [
+            self._convert_encoding(
+                encoding=encoding,
+                return_token_type_ids=return_token_type_ids,
+                return_attention_mask=return_attention_mask,
+                return_special_tokens_mask=return_special_tokens_mask,
+                return_length=return_length,
+                verbose=verbose,
+            )[0]
+            for encoding in encodings
+        ]
+        data = {key: [row for item in converted for row in item[key]] for key in converted[0]}
+        for ids in data["input_ids"]:
+            self._eventual_warn_about_too_long_sequence(ids, max_length, verbose)
+        return data, encodings
 
     def _batch_numbers(
         self,
