@@ -247,8 +247,8 @@ class NumberTokenizerMixin(NumberDecodingMixin):
             data, rows = dict(encoded), encoded.encodings
         samples = data.get("overflow_to_sample_mapping", range(len(rows)))
         ids = data["input_ids"]
-        if ids and len(set(map(len, ids))) == 1:  # rectangular (padded): one array, also the ids' tensor
-            ids = np.array(ids, dtype=np.int64)
+        if not isinstance(ids, np.ndarray) and ids and len(set(map(len, ids))) == 1:  # rectangular (padded): one
+            ids = np.array(ids, dtype=np.int64)  # array, also the ids' tensor
         row_seconds = None if seconds is None else [seconds[s] for s in samples]
         numbers = self._batch_numbers(ids, rows, [firsts[s] for s in samples], row_seconds)
         if return_offsets_mapping:
@@ -260,6 +260,7 @@ class NumberTokenizerMixin(NumberDecodingMixin):
             data["input_numbers"] = numbers
             data["input_ids"] = ids
         else:
+            data = {key: value.tolist() if isinstance(value, np.ndarray) else value for key, value in data.items()}
             data["input_numbers"] = numbers.tolist() if isinstance(numbers, np.ndarray) else to_lists(numbers)
         if not batched and return_tensors is None and not return_overflowing_tokens:
             return BatchEncoding({key: value[0] for key, value in data.items()}, rows)
@@ -290,15 +291,19 @@ class NumberTokenizerMixin(NumberDecodingMixin):
         verbose: bool = True,
         split_special_tokens: bool | None = None,
         **kwargs: Any,
-    ) -> tuple[dict[str, list[Any]], list[Any]]:
-        """Encode texts that are never cut (no pairs, truncation or overflow) without character offsets.
+    ) -> tuple[dict[str, Any], list[Any]]:
+        """Encode texts that are never cut (no pairs, truncation or overflow) in one pass, without character offsets.
 
         Every number of such a text is one number token of its row, so the values go in order and need no
-        offsets; the Rust tokenizer's ``encode_batch_fast`` skips tracking them. The keys are those of
-        transformers' own ``_encode_plus`` (its ``_convert_encoding``), the encodings come without offsets.
+        offsets: the Rust tokenizer's ``encode_batch_fast`` skips tracking them. The keys are those of
+        transformers' ``_encode_plus`` (``input_ids``, ``token_type_ids`` and ``attention_mask`` as its
+        ``_convert_encoding`` picks them). The rows come out of Rust unpadded, once, and are padded here into
+        one array (the attention mask follows from their lengths); a batch that stays ragged keeps lists.
+        ``return_special_tokens_mask`` or ``return_length`` take transformers' conversion of Rust-padded rows.
         """
+        tokenizer_padding = return_special_tokens_mask or return_length
         self.set_truncation_and_padding(
-            padding_strategy=padding_strategy,
+            padding_strategy=padding_strategy if tokenizer_padding else PaddingStrategy.DO_NOT_PAD,
             truncation_strategy=truncation_strategy,
             max_length=max_length,
             stride=stride,
@@ -309,21 +314,64 @@ class NumberTokenizerMixin(NumberDecodingMixin):
         if self._tokenizer.encode_special_tokens != split:
             self._tokenizer.encode_special_tokens = split
         encodings = self._tokenizer.encode_batch_fast(texts, add_special_tokens=add_special_tokens)
-        converted = [
-            self._convert_encoding(
-                encoding=encoding,
-                return_token_type_ids=return_token_type_ids,
-                return_attention_mask=return_attention_mask,
-                return_special_tokens_mask=return_special_tokens_mask,
-                return_length=return_length,
-                verbose=verbose,
-            )[0]
-            for encoding in encodings
-        ]
-        data = {key: [row for item in converted for row in item[key]] for key in converted[0]}
+        if return_token_type_ids is None:
+            return_token_type_ids = "token_type_ids" in self.model_input_names
+        if return_attention_mask is None:
+            return_attention_mask = "attention_mask" in self.model_input_names
+        if tokenizer_padding:
+            converted = [
+                self._convert_encoding(
+                    encoding=encoding,
+                    return_token_type_ids=return_token_type_ids,
+                    return_attention_mask=return_attention_mask,
+                    return_special_tokens_mask=return_special_tokens_mask,
+                    return_length=return_length,
+                    verbose=verbose,
+                )[0]
+                for encoding in encodings
+            ]
+            data = {key: [row for item in converted for row in item[key]] for key in converted[0]}
+            for ids in data["input_ids"]:
+                self._eventual_warn_about_too_long_sequence(ids, max_length, verbose)
+            return data, encodings
+        rows = [encoding.ids for encoding in encodings]
+        lengths = np.fromiter(map(len, rows), np.int64, len(rows))
+        widths = lengths  # each row's padded length: the Rust tokenizer's, which leaves longer rows as they are
+        if padding_strategy != PaddingStrategy.DO_NOT_PAD:
+            width = max_length if padding_strategy == PaddingStrategy.MAX_LENGTH else int(lengths.max())
+            if pad_to_multiple_of and width % pad_to_multiple_of:
+                width += pad_to_multiple_of - width % pad_to_multiple_of
+            widths = np.maximum(lengths, width)
+        side = padding_side or self.padding_side
+        data: dict[str, Any] = {"input_ids": self._pad_rows(rows, lengths, widths, side, self.pad_token_id)}
+        if return_token_type_ids:
+            types = [encoding.type_ids for encoding in encodings]
+            data["token_type_ids"] = self._pad_rows(types, lengths, widths, side, self.pad_token_type_id)
+        if return_attention_mask:
+            data["attention_mask"] = self._pad_rows(None, lengths, widths, side, 0)
         for ids in data["input_ids"]:
             self._eventual_warn_about_too_long_sequence(ids, max_length, verbose)
         return data, encodings
+
+    @staticmethod
+    def _pad_rows(
+        rows: list[list[int]] | None, lengths: np.ndarray, widths: np.ndarray, side: str, pad: int | None
+    ) -> np.ndarray | list[list[int]]:
+        """``rows`` (of ``lengths``) padded with ``pad`` on ``side`` to ``widths``; ``rows`` None: the attention
+        mask (1 on the tokens, 0 on the padding). One int64 array where every width is the same, lists otherwise."""
+        if (widths != widths[0]).any():
+            if rows is None:
+                rows, pad = [[1] * length for length in lengths.tolist()], 0
+            padding = [[pad] * extra for extra in (widths - lengths).tolist()]
+            pairs = zip(rows, padding)
+            return [row + extra for row, extra in pairs] if side == "right" else [extra + row for row, extra in pairs]
+        columns = np.arange(widths[0])
+        tokens = columns >= widths[0] - lengths[:, None] if side == "left" else columns < lengths[:, None]
+        if rows is None:
+            return tokens.astype(np.int64)
+        padded = np.full(tokens.shape, 0 if pad is None else pad, dtype=np.int64)  # (None: nothing is padded)
+        padded[tokens] = np.fromiter(chain.from_iterable(rows), np.int64, int(lengths.sum()))
+        return padded
 
     def _batch_numbers(
         self,
