@@ -31,7 +31,7 @@ from transformers.tokenization_utils_base import PaddingStrategy, TruncationStra
 from .parsing import NEUTRAL_NUMBER, split_numbers
 from .text_schemes import NUMBER_SCHEMES, SCHEME_TOKEN_RE, NumberScheme
 from .tokenization_decoding import NumberDecodingMixin
-from .tokenization_helpers import RewrittenText, to_lists
+from .tokenization_helpers import RewrittenText, pad_rows, to_lists
 
 __all__ = ["NumberBertTokenizer", "NumberGPT2Tokenizer", "NumberRobertaTokenizer", "NumberTokenizerMixin"]
 
@@ -232,8 +232,8 @@ class NumberTokenizerMixin(NumberDecodingMixin):
             if isinstance(pairs, str) or len(pairs) != len(firsts):
                 raise ValueError("text_pair must be a list of the same length as text when text is a batch")
             seconds = [self._rewrite(t) for t in pairs]
-        offsets = return_offsets_mapping or return_overflowing_tokens or self._needs_offsets(kwargs)
-        if firsts and seconds is None and not offsets:  # every number is a token of its row: no offsets needed
+        asked = return_offsets_mapping or return_overflowing_tokens
+        if firsts and seconds is None and not asked and self._one_pass(kwargs):  # else offsets find the values
             data, rows = self._encode_whole([s.text for s in firsts], **kwargs)
         else:
             encoded = super()._encode_plus(
@@ -267,12 +267,13 @@ class NumberTokenizerMixin(NumberDecodingMixin):
         return BatchEncoding(data, rows, tensor_type=return_tensors)
 
     @staticmethod
-    def _needs_offsets(kwargs: dict[str, Any]) -> bool:
-        """Whether a call may cut a text's tokens (truncation) or takes a path of transformers' own (chat
-        control tokens): then each number's value is found from its token's offsets, which the Rust
-        tokenizer must track."""
+    def _one_pass(kwargs: dict[str, Any]) -> bool:
+        """Whether a call without pairs, offsets or overflow takes :meth:`_encode_whole`: no truncation may cut a
+        text's tokens, and no output needs transformers' own path (special-tokens mask, lengths, chat control
+        tokens). The other calls find each number's value from its token's offsets, which Rust then tracks."""
+        own = ("return_special_tokens_mask", "return_length", "sanitize_control_tokens")
         truncation = kwargs.get("truncation_strategy", TruncationStrategy.DO_NOT_TRUNCATE)
-        return truncation != TruncationStrategy.DO_NOT_TRUNCATE or bool(kwargs.get("sanitize_control_tokens"))
+        return truncation == TruncationStrategy.DO_NOT_TRUNCATE and not any(kwargs.get(key) for key in own)
 
     def _encode_whole(
         self,
@@ -286,24 +287,20 @@ class NumberTokenizerMixin(NumberDecodingMixin):
         padding_side: str | None = None,
         return_token_type_ids: bool | None = None,
         return_attention_mask: bool | None = None,
-        return_special_tokens_mask: bool = False,
-        return_length: bool = False,
         verbose: bool = True,
         split_special_tokens: bool | None = None,
         **kwargs: Any,
     ) -> tuple[dict[str, Any], list[Any]]:
-        """Encode texts that are never cut (no pairs, truncation or overflow) in one pass, without character offsets.
+        """Encode texts that are never cut in one pass, without character offsets (see :meth:`_one_pass`).
 
         Every number of such a text is one number token of its row, so the values go in order and need no
-        offsets: the Rust tokenizer's ``encode_batch_fast`` skips tracking them. The keys are those of
-        transformers' ``_encode_plus`` (``input_ids``, ``token_type_ids`` and ``attention_mask`` as its
-        ``_convert_encoding`` picks them). The rows come out of Rust unpadded, once, and are padded here into
-        one array (the attention mask follows from their lengths); a batch that stays ragged keeps lists.
-        ``return_special_tokens_mask`` or ``return_length`` take transformers' conversion of Rust-padded rows.
+        offsets: the Rust tokenizer's ``encode_batch_fast`` skips tracking them. The rows come out of Rust
+        unpadded, once, and are padded here into one array (the attention mask follows from their lengths;
+        a batch that stays ragged keeps lists). The keys are transformers' (``input_ids``, and
+        ``token_type_ids`` and ``attention_mask`` where its ``_convert_encoding`` would write them).
         """
-        tokenizer_padding = return_special_tokens_mask or return_length
         self.set_truncation_and_padding(
-            padding_strategy=padding_strategy if tokenizer_padding else PaddingStrategy.DO_NOT_PAD,
+            padding_strategy=PaddingStrategy.DO_NOT_PAD,  # padded below
             truncation_strategy=truncation_strategy,
             max_length=max_length,
             stride=stride,
@@ -318,22 +315,6 @@ class NumberTokenizerMixin(NumberDecodingMixin):
             return_token_type_ids = "token_type_ids" in self.model_input_names
         if return_attention_mask is None:
             return_attention_mask = "attention_mask" in self.model_input_names
-        if tokenizer_padding:
-            converted = [
-                self._convert_encoding(
-                    encoding=encoding,
-                    return_token_type_ids=return_token_type_ids,
-                    return_attention_mask=return_attention_mask,
-                    return_special_tokens_mask=return_special_tokens_mask,
-                    return_length=return_length,
-                    verbose=verbose,
-                )[0]
-                for encoding in encodings
-            ]
-            data = {key: [row for item in converted for row in item[key]] for key in converted[0]}
-            for ids in data["input_ids"]:
-                self._eventual_warn_about_too_long_sequence(ids, max_length, verbose)
-            return data, encodings
         rows = [encoding.ids for encoding in encodings]
         lengths = np.fromiter(map(len, rows), np.int64, len(rows))
         widths = lengths  # each row's padded length: the Rust tokenizer's, which leaves longer rows as they are
@@ -343,35 +324,15 @@ class NumberTokenizerMixin(NumberDecodingMixin):
                 width += pad_to_multiple_of - width % pad_to_multiple_of
             widths = np.maximum(lengths, width)
         side = padding_side or self.padding_side
-        data: dict[str, Any] = {"input_ids": self._pad_rows(rows, lengths, widths, side, self.pad_token_id)}
+        data: dict[str, Any] = {"input_ids": pad_rows(rows, lengths, widths, side, self.pad_token_id)}
         if return_token_type_ids:
             types = [encoding.type_ids for encoding in encodings]
-            data["token_type_ids"] = self._pad_rows(types, lengths, widths, side, self.pad_token_type_id)
+            data["token_type_ids"] = pad_rows(types, lengths, widths, side, self.pad_token_type_id)
         if return_attention_mask:
-            data["attention_mask"] = self._pad_rows(None, lengths, widths, side, 0)
+            data["attention_mask"] = pad_rows(None, lengths, widths, side, 0)
         for ids in data["input_ids"]:
             self._eventual_warn_about_too_long_sequence(ids, max_length, verbose)
         return data, encodings
-
-    @staticmethod
-    def _pad_rows(
-        rows: list[list[int]] | None, lengths: np.ndarray, widths: np.ndarray, side: str, pad: int | None
-    ) -> np.ndarray | list[list[int]]:
-        """``rows`` (of ``lengths``) padded with ``pad`` on ``side`` to ``widths``; ``rows`` None: the attention
-        mask (1 on the tokens, 0 on the padding). One int64 array where every width is the same, lists otherwise."""
-        if (widths != widths[0]).any():
-            if rows is None:
-                rows, pad = [[1] * length for length in lengths.tolist()], 0
-            padding = [[pad] * extra for extra in (widths - lengths).tolist()]
-            pairs = zip(rows, padding)
-            return [row + extra for row, extra in pairs] if side == "right" else [extra + row for row, extra in pairs]
-        columns = np.arange(widths[0])
-        tokens = columns >= widths[0] - lengths[:, None] if side == "left" else columns < lengths[:, None]
-        if rows is None:
-            return tokens.astype(np.int64)
-        padded = np.full(tokens.shape, 0 if pad is None else pad, dtype=np.int64)  # (None: nothing is padded)
-        padded[tokens] = np.fromiter(chain.from_iterable(rows), np.int64, int(lengths.sum()))
-        return padded
 
     def _batch_numbers(
         self,
