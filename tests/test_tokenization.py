@@ -167,6 +167,23 @@ def test_offsets_refer_to_the_original_text(name: str, tokenizers) -> None:
 
 
 @pytest.mark.parametrize("name", BACKBONES)
+def test_a_batch_that_nothing_cuts_skips_character_offsets_and_keeps_its_values(name: str, tokenizers) -> None:
+    """Without pairs, truncation, overflow or ``return_offsets_mapping`` every number is a token of its row, so the
+    Rust tokenizer does not track character offsets (they would describe the text with ``[NUM]`` written in);
+    asked for, the offsets are the original text's, and ids, masks and values are the same either way."""
+    tok = tokenizers[name]
+    fast = tok(TEXTS, padding=True, return_tensors="np")
+    assert all(offset == (0, 0) for encoding in fast.encodings for offset in encoding.offsets)
+    tracked = tok(TEXTS, padding=True, return_tensors="np", return_offsets_mapping=True)
+    assert any(offset != (0, 0) for encoding in tracked.encodings for offset in encoding.offsets)
+    assert set(tracked) == {*fast, "offset_mapping"}
+    for key in fast:
+        assert np.array_equal(fast[key], tracked[key]) and fast[key].dtype == tracked[key].dtype, key
+    for text, ids, numbers in zip(TEXTS, fast["input_ids"], fast["input_numbers"]):
+        assert numbers_at_num_tokens(tok, ids, numbers) == expected_values(text)
+
+
+@pytest.mark.parametrize("name", BACKBONES)
 def test_decode_writes_values_back(name: str, tokenizers) -> None:
     tok = tokenizers[name]
     enc = tok(TEXTS, padding=True, return_tensors="pt")

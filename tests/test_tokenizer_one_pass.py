@@ -40,7 +40,15 @@ OPTIONS = st.fixed_dictionaries(
         "padding_side": st.sampled_from(["left", "right"]),
         "add_special_tokens": st.booleans(),
     },
-    optional={"return_overflowing_tokens": st.booleans(), "stride": st.integers(0, 3)},
+    optional={
+        "return_overflowing_tokens": st.booleans(),
+        "stride": st.integers(0, 3),
+        "pad_to_multiple_of": st.integers(1, 8),
+        "return_attention_mask": st.booleans(),
+        "return_token_type_ids": st.booleans(),
+        "return_special_tokens_mask": st.booleans(),
+        "return_length": st.booleans(),
+    },
 )
 
 

@@ -6,7 +6,7 @@ imports nothing from ``hf_numbers`` outside that folder.
 
 from __future__ import annotations
 
-from itertools import accumulate
+from itertools import accumulate, chain
 from typing import Any
 
 import numpy as np
@@ -88,6 +88,26 @@ class RewrittenText:
         rows, columns = np.nonzero(inside)  # column 0: a token start -> the number's start; 1: end -> end
         mapped[rows, columns] = np.stack([starts, stops], axis=-1)[after[rows, columns], columns]
         return mapped
+
+
+def pad_rows(
+    rows: list[list[int]] | None, lengths: np.ndarray, widths: np.ndarray, side: str, pad: int | None
+) -> np.ndarray | list[list[int]]:
+    """``rows`` (of ``lengths``) padded with ``pad`` on ``side`` to ``widths``; ``rows`` None: the attention
+    mask (1 on the tokens, 0 on the padding). One int64 array where every width is the same, lists otherwise."""
+    if (widths != widths[0]).any():
+        if rows is None:
+            rows, pad = [[1] * length for length in lengths.tolist()], 0
+        padding = [[pad] * extra for extra in (widths - lengths).tolist()]
+        pairs = zip(rows, padding)
+        return [row + extra for row, extra in pairs] if side == "right" else [extra + row for row, extra in pairs]
+    columns = np.arange(widths[0])
+    tokens = columns >= widths[0] - lengths[:, None] if side == "left" else columns < lengths[:, None]
+    if rows is None:
+        return tokens.astype(np.int64)
+    padded = np.full(tokens.shape, 0 if pad is None else pad, dtype=np.int64)  # (None: nothing is padded)
+    padded[tokens] = np.fromiter(chain.from_iterable(rows), np.int64, int(lengths.sum()))
+    return padded
 
 
 def to_lists(values: Any) -> Any:

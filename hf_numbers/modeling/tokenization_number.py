@@ -26,11 +26,12 @@ from typing import Any
 import numpy as np
 from tokenizers import Tokenizer
 from transformers import AddedToken, BatchEncoding, BertTokenizer, GPT2Tokenizer, RobertaTokenizer
+from transformers.tokenization_utils_base import PaddingStrategy, TruncationStrategy
 
 from .parsing import NEUTRAL_NUMBER, split_numbers
 from .text_schemes import NUMBER_SCHEMES, SCHEME_TOKEN_RE, NumberScheme
 from .tokenization_decoding import NumberDecodingMixin
-from .tokenization_helpers import RewrittenText, to_lists
+from .tokenization_helpers import RewrittenText, pad_rows, to_lists
 
 __all__ = ["NumberBertTokenizer", "NumberGPT2Tokenizer", "NumberRobertaTokenizer", "NumberTokenizerMixin"]
 
@@ -231,20 +232,23 @@ class NumberTokenizerMixin(NumberDecodingMixin):
             if isinstance(pairs, str) or len(pairs) != len(firsts):
                 raise ValueError("text_pair must be a list of the same length as text when text is a batch")
             seconds = [self._rewrite(t) for t in pairs]
-        encoded = super()._encode_plus(
-            [s.text for s in firsts],
-            None if seconds is None else [s.text for s in seconds],
-            return_tensors=None,
-            return_offsets_mapping=return_offsets_mapping,
-            return_overflowing_tokens=return_overflowing_tokens,
-            **kwargs,
-        )
-        data = dict(encoded)
-        rows = encoded.encodings
+        asked = return_offsets_mapping or return_overflowing_tokens
+        if firsts and seconds is None and not asked and self._one_pass(kwargs):  # else offsets find the values
+            data, rows = self._encode_whole([s.text for s in firsts], **kwargs)
+        else:
+            encoded = super()._encode_plus(
+                [s.text for s in firsts],
+                None if seconds is None else [s.text for s in seconds],
+                return_tensors=None,
+                return_offsets_mapping=return_offsets_mapping,
+                return_overflowing_tokens=return_overflowing_tokens,
+                **kwargs,
+            )
+            data, rows = dict(encoded), encoded.encodings
         samples = data.get("overflow_to_sample_mapping", range(len(rows)))
         ids = data["input_ids"]
-        if ids and len(set(map(len, ids))) == 1:  # rectangular (padded): one array, also the ids' tensor
-            ids = np.array(ids, dtype=np.int64)
+        if not isinstance(ids, np.ndarray) and ids and len(set(map(len, ids))) == 1:  # rectangular (padded): one
+            ids = np.array(ids, dtype=np.int64)  # array, also the ids' tensor
         row_seconds = None if seconds is None else [seconds[s] for s in samples]
         numbers = self._batch_numbers(ids, rows, [firsts[s] for s in samples], row_seconds)
         if return_offsets_mapping:
@@ -256,10 +260,79 @@ class NumberTokenizerMixin(NumberDecodingMixin):
             data["input_numbers"] = numbers
             data["input_ids"] = ids
         else:
+            data = {key: value.tolist() if isinstance(value, np.ndarray) else value for key, value in data.items()}
             data["input_numbers"] = numbers.tolist() if isinstance(numbers, np.ndarray) else to_lists(numbers)
         if not batched and return_tensors is None and not return_overflowing_tokens:
             return BatchEncoding({key: value[0] for key, value in data.items()}, rows)
         return BatchEncoding(data, rows, tensor_type=return_tensors)
+
+    @staticmethod
+    def _one_pass(kwargs: dict[str, Any]) -> bool:
+        """Whether a call without pairs, offsets or overflow takes :meth:`_encode_whole`: no truncation may cut a
+        text's tokens, and no output needs transformers' own path (special-tokens mask, lengths, chat control
+        tokens). The other calls find each number's value from its token's offsets, which Rust then tracks."""
+        own = ("return_special_tokens_mask", "return_length", "sanitize_control_tokens")
+        truncation = kwargs.get("truncation_strategy", TruncationStrategy.DO_NOT_TRUNCATE)
+        return truncation == TruncationStrategy.DO_NOT_TRUNCATE and not any(kwargs.get(key) for key in own)
+
+    def _encode_whole(
+        self,
+        texts: list[str],
+        add_special_tokens: bool = True,
+        padding_strategy: PaddingStrategy = PaddingStrategy.DO_NOT_PAD,
+        truncation_strategy: TruncationStrategy = TruncationStrategy.DO_NOT_TRUNCATE,
+        max_length: int | None = None,
+        stride: int = 0,
+        pad_to_multiple_of: int | None = None,
+        padding_side: str | None = None,
+        return_token_type_ids: bool | None = None,
+        return_attention_mask: bool | None = None,
+        verbose: bool = True,
+        split_special_tokens: bool | None = None,
+        **kwargs: Any,
+    ) -> tuple[dict[str, Any], list[Any]]:
+        """Encode texts that are never cut in one pass, without character offsets (see :meth:`_one_pass`).
+
+        Every number of such a text is one number token of its row, so the values go in order and need no
+        offsets: the Rust tokenizer's ``encode_batch_fast`` skips tracking them. The rows come out of Rust
+        unpadded, once, and are padded here into one array (the attention mask follows from their lengths;
+        a batch that stays ragged keeps lists). The keys are transformers' (``input_ids``, and
+        ``token_type_ids`` and ``attention_mask`` where its ``_convert_encoding`` would write them).
+        """
+        self.set_truncation_and_padding(
+            padding_strategy=PaddingStrategy.DO_NOT_PAD,  # padded below
+            truncation_strategy=truncation_strategy,
+            max_length=max_length,
+            stride=stride,
+            pad_to_multiple_of=pad_to_multiple_of,
+            padding_side=padding_side,
+        )
+        split = self.split_special_tokens if split_special_tokens is None else split_special_tokens
+        if self._tokenizer.encode_special_tokens != split:
+            self._tokenizer.encode_special_tokens = split
+        encodings = self._tokenizer.encode_batch_fast(texts, add_special_tokens=add_special_tokens)
+        if return_token_type_ids is None:
+            return_token_type_ids = "token_type_ids" in self.model_input_names
+        if return_attention_mask is None:
+            return_attention_mask = "attention_mask" in self.model_input_names
+        rows = [encoding.ids for encoding in encodings]
+        lengths = np.fromiter(map(len, rows), np.int64, len(rows))
+        widths = lengths  # each row's padded length: the Rust tokenizer's, which leaves longer rows as they are
+        if padding_strategy != PaddingStrategy.DO_NOT_PAD:
+            width = max_length if padding_strategy == PaddingStrategy.MAX_LENGTH else int(lengths.max())
+            if pad_to_multiple_of and width % pad_to_multiple_of:
+                width += pad_to_multiple_of - width % pad_to_multiple_of
+            widths = np.maximum(lengths, width)
+        side = padding_side or self.padding_side
+        data: dict[str, Any] = {"input_ids": pad_rows(rows, lengths, widths, side, self.pad_token_id)}
+        if return_token_type_ids:
+            types = [encoding.type_ids for encoding in encodings]
+            data["token_type_ids"] = pad_rows(types, lengths, widths, side, self.pad_token_type_id)
+        if return_attention_mask:
+            data["attention_mask"] = pad_rows(None, lengths, widths, side, 0)
+        for ids in data["input_ids"]:
+            self._eventual_warn_about_too_long_sequence(ids, max_length, verbose)
+        return data, encodings
 
     def _batch_numbers(
         self,
