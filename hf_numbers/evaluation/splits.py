@@ -55,6 +55,7 @@ def evaluate_splits(
     output_dir = Path(output_dir)
     results, predictions, references, groups, per_split = {}, [], [], [], {}
     splits = [split for split in dataset if split != "train"]
+    check_scorable(dataset, getattr(model, "causal", False), masked_words)
     for split in splits:
         data = dataset[split]
         results[split], per_split[split] = {}, {}
@@ -73,7 +74,6 @@ def evaluate_splits(
             groups += [split] * len(preds)
         words = "word" in data.column_names
         if masked_words or words:
-            check_scorable(dataset, getattr(model, "causal", False), masked_words)
             spans = target_spans(data["text"], data["word"], data["word_start"]) if words else None
             scores = score_masked_words(model, tokenizer, data["text"], spans, max_length=max_length)
             results[split] |= masked_word_results(scores, targets=words)
