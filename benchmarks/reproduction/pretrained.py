@@ -43,6 +43,14 @@ SETUPS = {
     "xval-lora": (("--number_encoding", "xval", *LORA), "xVal, LoRA"),
     "fone-lora": (("--number_encoding", "fone", *LORA), "FoNE, LoRA"),
     "float-lora": (("--number_encoding", "float", *LORA), "float-bit, LoRA"),
+    "digits-lora-ntl": (("--number_encoding", "digits", *LORA, *NTL), "value-aware digits (FoNE + place), LoRA + NTL"),
+    "digits-lora": (("--number_encoding", "digits", *LORA), "value-aware digits, LoRA"),
+    "digits-fone-lora-ntl": (("--number_encoding", "digits", "--digits_features", "fone", *LORA, *NTL),
+                             "value-aware digits, FoNE part only, LoRA + NTL"),
+    "digits-place-lora-ntl": (("--number_encoding", "digits", "--digits_features", "place", *LORA, *NTL),
+                              "value-aware digits, place part only, LoRA + NTL"),
+    "digits-randstart-lora-ntl": (("--number_encoding", "digits", "--digits_zero_start", "false", *LORA, *NTL),
+                                  "value-aware digits, random (not zero) start, LoRA + NTL"),
 }
 
 

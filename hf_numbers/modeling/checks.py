@@ -36,8 +36,8 @@ __all__ = [
     "to_float64",
 ]
 
-NUMBER_MODULE_PREFIX = "number_encoding."
-"""State-dict prefix of the number module's weights."""
+NUMBER_MODULE_PREFIX = ("number_encoding.", "digit_values.")
+"""State-dict prefixes of the number modules' weights (the number encoding; the digits' value embedding)."""
 _HUB_KWARGS = ("cache_dir", "force_download", "proxies", "token", "local_files_only", "revision", "subfolder")
 """``from_pretrained`` arguments that say where ``config.json`` comes from."""
 

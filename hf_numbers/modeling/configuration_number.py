@@ -23,6 +23,7 @@ from huggingface_hub.dataclasses import strict
 from transformers import BertConfig, GPT2Config, LlamaConfig, ModernBertConfig, PreTrainedConfig, RobertaConfig
 
 from .checks import check_saved_config
+from .encoding_digits import digit_token_table
 from .encoding_registry import NUMBER_ENCODINGS_REGISTRY, add_option_fields, get_encoding
 from .number_scaling import NumberScaling
 
@@ -47,6 +48,8 @@ class NumberConfigFields:
             byte-level tokenizers have a second, space-prefixed ``" [NUM]"`` token.
             Defaults to ``[num_token_id]``; :meth:`from_tokenizer` takes all of the tokenizer's.
         number_loss_weight: weight of the number loss added to the token loss (>= 0).
+        digit_tokens: the vocabulary's digit tokens (``[id, value, digit count, joins]``), for an encoding that
+            adds values to the backbone's own digits (``digits``); :meth:`from_tokenizer` fills it.
         freeze_backbone: leave only the number module and heads trainable.
         number_scaling_shift, number_scaling_scale, number_scaling_log: the map between the data's
             values and the model's, applied inside the model (``number_scaling.py``): inputs and labels
@@ -65,6 +68,7 @@ class NumberConfigFields:
     number_scaling_shift: float = 0.0
     number_scaling_scale: float = 1.0
     number_scaling_log: bool = False
+    digit_tokens: list[list[int]] | None = None
 
     #: Special-token ids :meth:`from_tokenizer` takes from the tokenizer: config field -> tokenizer attribute.
     tokenizer_token_ids: ClassVar[dict[str, str]] = {"pad_token_id": "pad_token_id"}
@@ -108,15 +112,17 @@ class NumberConfigFields:
             >>> config.num_token_ids == tokenizer.num_token_ids  # doctest: +SKIP
             True
         """
-        fields = {"vocab_size": len(tokenizer), **cls.token_ids_of(tokenizer)}
+        fields = {"vocab_size": len(tokenizer), **cls.token_ids_of(tokenizer, kwargs.get("number_encoding"))}
         return cls(**fields | kwargs)
 
     @classmethod
-    def token_ids_of(cls, tokenizer: Any) -> dict[str, Any]:
-        """The config fields of ``tokenizer``'s ids: the special tokens it has (:attr:`tokenizer_token_ids`)
-        and its number tokens."""
+    def token_ids_of(cls, tokenizer: Any, number_encoding: str | None = None) -> dict[str, Any]:
+        """The config fields of ``tokenizer``'s ids: the special tokens it has (:attr:`tokenizer_token_ids`),
+        its number tokens, and its digit tokens where ``number_encoding`` adds values to them (``digits``)."""
         special = {name: getattr(tokenizer, attribute) for name, attribute in cls.tokenizer_token_ids.items()}
         numbers = {"num_token_id": tokenizer.num_token_id, "num_token_ids": list(tokenizer.num_token_ids)}
+        if number_encoding is not None and get_encoding(number_encoding).adds_digit_values:
+            numbers["digit_tokens"] = digit_token_table(tokenizer)
         return {name: i for name, i in special.items() if i is not None} | numbers
 
     def _validate_number_fields(self) -> None:

@@ -121,6 +121,9 @@ class NumberEncoding(nn.Module, abc.ABC):
     has_number_module: ClassVar[bool] = True
     """True: the model carries this module (and the tokenizer one ``[NUM]`` token per number). The
     text baselines (``encoding_text.py``) are registry entries without one."""
+    adds_digit_values: ClassVar[bool] = False
+    """True where the model adds a value embedding to the backbone's own digit tokens (``digits``,
+    ``encoding_digits.py``); the config then holds the vocabulary's digit tokens (``digit_tokens``)."""
 
     @classmethod
     def validate_options(cls, config: Any) -> None:

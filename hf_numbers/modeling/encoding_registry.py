@@ -22,6 +22,7 @@ from typing import Any
 
 from .encoding_base import EncodingOption, NumberEncoding
 from .encoding_bittokens import BitTokensEncoding
+from .encoding_digits import DigitsEncoding, DigitValueEmbedding
 from .encoding_exponent import ExponentEncoding
 from .encoding_float import FloatBitEncoding
 from .encoding_fone import FoNEEncoding
@@ -32,6 +33,7 @@ __all__ = [
     "NUMBER_ENCODINGS",
     "NUMBER_ENCODINGS_REGISTRY",
     "add_option_fields",
+    "build_digit_values",
     "build_number_encoding",
     "encoding_options",
     "get_encoding",
@@ -53,6 +55,7 @@ NUMBER_ENCODINGS_REGISTRY: dict[str, EncodingClass] = {
         P1000Encoding,
         B1999Encoding,
         FP15Encoding,
+        DigitsEncoding,
     )
 }
 """Every encoding class by its ``name`` (the value of ``config.number_encoding``)."""
@@ -85,6 +88,12 @@ def build_number_encoding(config: Any) -> NumberEncoding | None:
     """
     encoding = get_encoding(config.number_encoding)
     return encoding(config) if encoding.has_number_module else None
+
+
+def build_digit_values(config: Any) -> DigitValueEmbedding | None:
+    """The value embedding of the backbone's own digit tokens (``digits``); None for every other encoding."""
+    encoding = get_encoding(config.number_encoding)
+    return DigitValueEmbedding(config) if encoding.adds_digit_values else None
 
 
 def encoding_options() -> list[EncodingOption]:

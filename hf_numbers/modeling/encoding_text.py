@@ -75,6 +75,7 @@ class TextEncoding:
     scales_embedding: ClassVar[bool] = False
     continuous_output: ClassVar[bool] = False
     has_number_module: ClassVar[bool] = False
+    adds_digit_values: ClassVar[bool] = False
 
     @classmethod
     def validate_options(cls, config: Any) -> None:

@@ -168,6 +168,9 @@ class NumberGenerationMixin:
         if scaled_numbers:  # generate's loop: values in the model's units
             kwargs["scaled_numbers"] = True
         model_inputs = super().prepare_inputs_for_generation(input_ids, **kwargs)
+        if getattr(self, "digit_values", None) is not None:  # value-aware digits read runs on from earlier ids
+            fed, places = model_inputs["input_ids"].shape[1], self.config.digits_places
+            model_inputs["digit_context"] = input_ids[:, max(0, input_ids.shape[1] - fed - places) : -fed]
         if input_numbers is not None:
             ids = model_inputs["input_ids"]
             model_inputs["input_numbers"] = input_numbers[:, -ids.shape[1] :].to(ids.device)

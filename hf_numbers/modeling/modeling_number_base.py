@@ -27,9 +27,10 @@ from transformers.modeling_utils import slice_logits_to_keep
 from transformers.utils import ModelOutput
 from transformers.utils.generic import can_return_tuple
 
-from .checks import check_number_weights, checked_input_numbers, saved_config_dict
+from .checks import NUMBER_MODULE_PREFIX, check_number_weights, checked_input_numbers, saved_config_dict
 from .encoding_base import NumberEncoding, autocast_disabled
-from .encoding_registry import build_number_encoding
+from .encoding_digits import DigitValueEmbedding
+from .encoding_registry import build_digit_values, build_number_encoding
 from .hub_card import NumberModelCardMixin
 from .modeling_number_losses import NumberLossMixin
 from .modeling_outputs import CACHE_NAME, NumberMaskedLMOutput
@@ -73,6 +74,8 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
     size out, see :data:`VALUE_ROWS_INIT_SCALE`."""
     output_class: type[ModelOutput] = NumberMaskedLMOutput
     number_encoding: NumberEncoding | None
+    digit_values: DigitValueEmbedding | None
+    """The value embedding of the backbone's own digit tokens (``digits``), else None."""
     _numbers_after_norm: tuple[torch.Tensor, torch.Tensor] | None = None
     _number_ids: tuple[tuple[Any, ...], torch.Tensor] | None = None
 
@@ -80,6 +83,7 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         """Attach the number module (none for a text encoding), then run transformers' ``post_init``."""
         self.config._validate_number_fields()  # again: from_pretrained sets its kwargs after the config's checks
         self.number_encoding = build_number_encoding(self.config)
+        self.digit_values = build_digit_values(self.config)
         if self.number_encoding is not None and not self.config.num_token_ids:
             raise ValueError(
                 "config.num_token_id must be set to the id of the [NUM] token (tokenizer.num_token_id) "
@@ -98,7 +102,7 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         """transformers' per-module init, except that the number module initialises its own layers (its
         ``init_parameters``, which skips loaded weights): transformers passes over a module without parameters
         of its own in custom code, and would give the module's layers the backbone's draw instead."""
-        if isinstance(module, NumberEncoding):
+        if isinstance(module, (NumberEncoding, DigitValueEmbedding)):
             if not getattr(module, "_is_hf_initialized", False):
                 module.init_parameters()
                 module._is_hf_initialized = True
@@ -106,9 +110,9 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         super()._initialize_weights(module, is_custom_code)
 
     def _init_weights(self, module: nn.Module) -> None:
-        encoding = getattr(self, "number_encoding", None)
-        if encoding is not None and any(module is layer for layer in encoding.modules()):
-            return  # initialised by the encoding's init_parameters (above), after its layers
+        own = [m for m in (getattr(self, "number_encoding", None), getattr(self, "digit_values", None)) if m is not None]
+        if any(module is layer for owner in own for layer in owner.modules()):
+            return  # initialised by the module's init_parameters (above), after its layers
         super()._init_weights(module)
 
     @property
@@ -174,7 +178,7 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         if number_token_init not in NUMBER_TOKEN_INITS:
             allowed = ", ".join(NUMBER_TOKEN_INITS)
             raise ValueError(f"number_token_init={number_token_init!r} is unknown; allowed: {allowed}")
-        fields = cls.config_class.token_ids_of(tokenizer) | kwargs  # special and number ids from the tokenizer
+        fields = cls.config_class.token_ids_of(tokenizer, kwargs.get("number_encoding")) | kwargs  # from the tokenizer
         if gguf_file is None:
             model = cls.from_pretrained(pretrained_model_name_or_path, **fields)
         else:
@@ -200,7 +204,7 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
             saved.pop(key, None)
         model = cls(cls.config_class(**saved | fields))
         loaded = model.load_state_dict(plain.state_dict(), strict=False)
-        missing = [key for key in loaded.missing_keys if not key.startswith("number_encoding.")]
+        missing = [key for key in loaded.missing_keys if not key.startswith(NUMBER_MODULE_PREFIX)]
         if missing or loaded.unexpected_keys:
             raise ValueError(
                 f"the weights of {os.path.join(folder, gguf_file)} do not fit {cls.__name__}: missing "
@@ -310,6 +314,15 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
             self._number_ids = (key, torch.tensor(key[1:], device=input_ids.device))
         return torch.isin(input_ids, self._number_ids[1])
 
+    def _check_digit_context(self, digit_context: torch.Tensor | None, kwargs: dict[str, Any]) -> None:
+        """A ``ValueError`` for a cached continuation without the ids that its digit runs started in."""
+        cache = kwargs.get(CACHE_NAME)
+        if digit_context is None and cache is not None and cache.get_seq_length() > 0:
+            raise ValueError(
+                "number_encoding='digits' continues digit runs from the ids before input_ids: with a KV cache, pass "
+                f"digit_context (the last {self.config.digits_places} ids before input_ids, or all of them)"
+            )
+
     @can_return_tuple
     def forward(
         self,
@@ -326,6 +339,7 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         number_head: bool = True,
         scaled_numbers: bool = False,
         loss_only: bool = False,
+        digit_context: torch.LongTensor | None = None,
         **kwargs: Any,
     ) -> ModelOutput:
         """Token logits, number predictions and (with ``labels``) the combined loss.
@@ -346,6 +360,8 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
                 positions that have a label (after a causal LM's shift), the number head at those whose label
                 is a number token. The losses are those of a full forward (up to float rounding); ``logits`` and
                 ``number_predictions`` are None.
+            digit_context: ``digits`` encoding, continuing with a KV cache: the ids before ``input_ids`` (at
+                least ``config.digits_places`` of them, or all), from which the digit runs are read on.
 
         Other arguments, the KV cache among them (``cache``, or ``past_key_values`` before transformers
         5.24), are passed to the backbone.
@@ -366,6 +382,9 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         if loss_only and labels is None:
             raise ValueError("loss_only computes the loss alone: it needs labels")
         embeds = self.get_input_embeddings()(input_ids)
+        if self.digit_values is not None:
+            self._check_digit_context(digit_context, kwargs)
+            embeds = self.digit_values(embeds, input_ids, digit_context)
         numbers = None
         if self.number_encoding is not None:  # a text encoding has none: its numbers are ordinary tokens
             is_num = self.number_mask(input_ids)

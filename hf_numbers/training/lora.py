@@ -30,6 +30,8 @@ __all__ = ["ADAPTER_DIR", "BASE_FILE", "load_adapter", "number_lora_config", "re
 
 ADAPTER_DIR = "adapter"
 """Where ``hf-numbers train --lora_r`` puts the adapter in ``final/``."""
+NUMBER_MODULES = ("number_encoding", "digit_values")
+"""The number model's own modules (trained whole under LoRA): the number encoding, the digits' value embedding."""
 BASE_FILE = "number_base.json"
 """Beside the adapter: the pretrained folder (and GGUF file) its base was adapted from."""
 
@@ -95,7 +97,7 @@ def number_lora_config(
         lora_alpha=2 * r if alpha is None else alpha,
         lora_dropout=dropout,
         target_modules=rf"{prefix}\..*\b({'|'.join(map(re.escape, names))})",
-        modules_to_save=["number_encoding"] if getattr(model, "number_encoding", None) is not None else None,
+        modules_to_save=[name for name in NUMBER_MODULES if getattr(model, name, None) is not None] or None,
         trainable_token_indices=_token_rows(model, token_ids) if token_ids else None,
         task_type="CAUSAL_LM" if getattr(model, "causal", False) else None,
     )

@@ -1,0 +1,194 @@
+"""Value-aware digits: the backbone keeps its own digit tokens, and each digit token also gets the number's value.
+
+``digits`` is a text encoding (the tokenizer leaves numbers to the backbone's sub-words, the LM head writes
+them, the number-token loss applies) with a small module beside the embeddings, :class:`DigitValueEmbedding`:
+at every digit token it adds ``W f``, where ``f`` describes the digit run read so far (the number's digits up
+to and including this token): Fourier features of its value mod ``10^k`` for every place ``k`` (FoNE's, which
+line the digits up by place from the right), and the count of digits read (Abacus' place from the left).
+``f`` depends only on the tokens up to the position, so teacher-forced training sees what generation will
+see, and ``W`` starts at zero, so an adapted pretrained model starts with the base model's outputs exactly.
+
+The module reads digit runs from the token ids alone, through a table of the vocabulary's digit tokens
+(``config.digit_tokens``: id, the digits' value, their count, whether the token joins a run before it), so it
+needs no values from the tokenizer; a continuation with a KV cache passes the ids before it as
+``digit_context`` (``generate`` does). Digits glued to a word (``x2``) and the parts of ``21.5`` count as
+runs of their own.
+
+Example:
+    >>> DigitsEncoding.has_number_module, DigitsEncoding.tokenizer_options({})
+    (False, {'number_scheme': 'text'})
+
+This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
+imports nothing from ``hf_numbers`` outside that folder.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import torch
+from torch import nn
+from transformers import initialization as init
+
+from .encoding_base import EncodingOption
+from .encoding_text import TextEncoding
+
+__all__ = ["DIGIT_FEATURES", "DigitValueEmbedding", "DigitsEncoding", "digit_token_table"]
+
+DIGIT_FEATURES = ("fone+place", "fone", "place")
+"""``digits_features`` values: what describes the digit run read so far."""
+MAX_PLACES = 18
+"""The most digit places the features describe (the run's value mod 10^18 fits int64)."""
+
+
+class DigitsEncoding(TextEncoding):
+    """``digits``: the backbone's own digit tokens plus a zero-started value embedding at each of them.
+
+    Example:
+        >>> [option.name for option in DigitsEncoding.options]
+        ['digits_features', 'digits_places', 'digits_zero_start']
+    """
+
+    name = "digits"
+    adds_digit_values: ClassVar[bool] = True
+    options = (
+        EncodingOption("digits_features", str, "fone+place",
+                       f"Value-aware digits: what is added at each digit token, one of {', '.join(DIGIT_FEATURES)} "
+                       "(FoNE features of the number read so far; the count of its digits read)"),
+        EncodingOption("digits_places", int, 10,
+                       f"Value-aware digits: digit places the features describe, 1-{MAX_PLACES}"),
+        EncodingOption("digits_zero_start", bool, True,
+                       "Value-aware digits: start the projection at zero (outputs equal the base model's before "
+                       "training), true or false"),
+    )  # fmt: skip
+
+    @classmethod
+    def validate_options(cls, config: Any) -> None:
+        """The options in range (every config holds them); when selected, the digit-token table too."""
+        super().validate_options(config)
+        if config.digits_features not in DIGIT_FEATURES:
+            raise ValueError(f"digits_features={config.digits_features!r} is unknown; allowed: {', '.join(DIGIT_FEATURES)}")
+        if not 1 <= config.digits_places <= MAX_PLACES:
+            raise ValueError(f"digits_places must be in [1, {MAX_PLACES}], got {config.digits_places}")
+        if config.number_encoding == cls.name:
+            _check_digit_tokens(config.digit_tokens, config.vocab_size)
+
+    @classmethod
+    def tokenizer_options(cls, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Numbers stay the backbone's own text."""
+        return {"number_scheme": "text"}
+
+
+def _check_digit_tokens(rows: Any, vocab_size: int) -> None:
+    if not rows:
+        raise ValueError(
+            "number_encoding='digits' needs config.digit_tokens, the vocabulary's digit tokens: build the config "
+            "with from_tokenizer(tokenizer, number_encoding='digits') or from_pretrained_backbone"
+        )
+    for row in rows:
+        if len(row) != 4 or not 0 <= row[0] < vocab_size or row[1] < 0 or not 1 <= row[2] or row[3] not in (0, 1):
+            raise ValueError(
+                f"config.digit_tokens row {row} is not [token id in [0, {vocab_size}), value >= 0, digits >= 1, "
+                "joins 0 or 1]"
+            )
+
+
+def digit_token_table(tokenizer: Any) -> list[list[int]]:
+    """``[id, value, digit count, joins]`` for every token of ``tokenizer`` that is digits (after a space or not).
+
+    ``joins`` is 1 where the token has no leading space, so that it continues a digit run before it.
+
+    Example:
+        >>> digit_token_table(smollm2_tokenizer)[:2]  # doctest: +SKIP
+        [[32, 0, 1, 1], [33, 1, 1, 1]]
+    """
+    rows = []
+    for token, token_id in tokenizer.get_vocab().items():
+        text = tokenizer.convert_tokens_to_string([token])
+        digits = text.lstrip(" ")
+        if digits and len(digits) <= MAX_PLACES and all("0" <= c <= "9" for c in digits):
+            rows.append([token_id, int(digits), len(digits), int(digits == text)])
+    return sorted(rows)
+
+
+class DigitValueEmbedding(nn.Module):
+    """Adds ``proj(features of the digit run read so far)`` to the embedding of every digit token.
+
+    Example:
+        >>> from hf_numbers import NumberLlamaConfig
+        >>> config = NumberLlamaConfig(hidden_size=8, num_attention_heads=2, vocab_size=20, number_encoding="digits",
+        ...                            digit_tokens=[[i, i, 1, 1] for i in range(10)], digits_places=3)
+        >>> module = DigitValueEmbedding(config)
+        >>> prefix, read, _ = module.read_runs(torch.tensor([[1, 2, 15, 3, 4, 5, 6]]))
+        >>> prefix.tolist(), read.tolist()
+        ([[1, 12, 0, 3, 34, 345, 456]], [[1, 2, 0, 1, 2, 3, 3]])
+    """
+
+    def __init__(self, config: Any) -> None:
+        super().__init__()
+        self.places, self.kind = config.digits_places, config.digits_features
+        self.zero_start, self.init_std = config.digits_zero_start, config.initializer_range
+        self.digit_tokens, vocab_size = [list(row) for row in config.digit_tokens], config.vocab_size
+        # value, digit count (0: no digits), joins; rebuilt from the config by init_parameters, never saved
+        self.register_buffer("table", torch.zeros(vocab_size, 3, dtype=torch.long), persistent=False)
+        self.register_buffer("powers", torch.zeros(self.places + 1, dtype=torch.long), persistent=False)
+        fone, place = "fone" in self.kind, "place" in self.kind
+        self.proj = nn.Linear(2 * self.places * fone + self.places * place, config.hidden_size, bias=False)
+        self.init_parameters()
+
+    def init_parameters(self) -> None:
+        """Zero (``digits_zero_start``: the base model's outputs before training) or the backbone's normal draw, and
+        the digit-token table (loaded weights are kept: transformers' ``init`` functions skip them)."""
+        table = torch.zeros(self.table.shape, dtype=torch.long)
+        for token_id, value, count, joins in self.digit_tokens:
+            table[token_id] = torch.tensor([value, count, joins])
+        init.copy_(self.table, table)
+        init.copy_(self.powers, 10 ** torch.arange(self.places + 1, dtype=torch.long))
+        if self.zero_start:
+            init.zeros_(self.proj.weight)
+        else:
+            init.normal_(self.proj.weight, mean=0.0, std=self.init_std)
+
+    def read_runs(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Per position: the digit run read so far mod ``10^places``, its digits read (at most ``places``), and
+        whether the token is a digit token. Looks back ``places`` tokens at most (every digit token has a digit)."""
+        known = ids < self.table.shape[0]  # tokens added after the table was built are no digits
+        value, count, joins = self.table[torch.where(known, ids, 0)].unbind(-1)
+        count = torch.where(known, count, 0)
+        is_digit = count > 0
+        prefix, read, alive = value % self.powers[-1], count.clone(), is_digit
+        for back in range(1, self.places + 1):
+            alive = alive & _shifted(is_digit & (joins > 0), back - 1) & _shifted(is_digit, back)
+            shift = read.clamp(max=self.places)  # the digits after the token `back` tokens before
+            earlier = (_shifted(value, back) % self.powers[self.places - shift]) * self.powers[shift]
+            prefix = prefix + torch.where(alive, earlier, 0)
+            read = read + torch.where(alive, _shifted(count, back), 0)
+        return prefix % self.powers[-1], read.clamp(max=self.places), is_digit
+
+    def features(self, ids: torch.Tensor) -> torch.Tensor:
+        """``(B, L, F)`` float64: the FoNE features and / or one-hot digits read; zero at other tokens."""
+        prefix, read, is_digit = self.read_runs(ids)
+        parts = []
+        if "fone" in self.kind:
+            periods = self.powers[1:]
+            phase = (prefix.unsqueeze(-1) % periods).double() / periods.double() * (2 * math.pi)
+            parts += [phase.cos(), phase.sin()]
+        if "place" in self.kind:
+            parts.append(nn.functional.one_hot((read - 1).clamp(min=0), self.places).double())
+        return torch.cat(parts, -1) * is_digit.unsqueeze(-1)
+
+    def forward(self, embeds: torch.Tensor, ids: torch.Tensor, context: torch.Tensor | None = None) -> torch.Tensor:
+        """``embeds`` plus the projected features; ``context``: the ids before ``ids`` (a cached continuation)."""
+        if context is not None:
+            ids = torch.cat([context.to(ids.device), ids], 1)
+        features = self.features(ids)[:, -embeds.shape[1] :]
+        return embeds + self.proj(features.to(self.proj.weight.dtype)).to(embeds.dtype)
+
+
+def _shifted(x: torch.Tensor, back: int) -> torch.Tensor:
+    """``x`` moved ``back`` positions right along the sequence, zero-filled (the value ``back`` tokens before)."""
+    if back == 0:
+        return x
+    return nn.functional.pad(x, (back, 0))[:, : x.shape[1]]
