@@ -12,12 +12,18 @@ from hf_numbers.training import NumberTrainingArguments
 
 ENCODINGS = tuple(name for name, cls in NUMBER_ENCODINGS_REGISTRY.items() if cls.has_number_module)
 """Every registered encoding with a number module goes through the number tests."""
-TEXT_ENCODINGS = tuple(name for name, cls in NUMBER_ENCODINGS_REGISTRY.items() if not cls.has_number_module)
+TEXT_ENCODINGS = tuple(
+    name for name, cls in NUMBER_ENCODINGS_REGISTRY.items() if not (cls.has_number_module or cls.adds_digit_values)
+)
 """The text baselines (no number module) go through tests/test_text_models.py."""
+DIGIT_ENCODINGS = tuple(name for name, cls in NUMBER_ENCODINGS_REGISTRY.items() if cls.adds_digit_values)
+"""The encodings that add values to the backbone's own digit tokens go through tests/test_digits.py."""
 MATRIX = [(backbone, encoding) for backbone in BACKBONES for encoding in ENCODINGS]
 """The test matrix: every (backbone, number encoding) pair of the backbone table and the encoding registry."""
 TEXT_MATRIX = [(backbone, encoding) for backbone in BACKBONES for encoding in TEXT_ENCODINGS]
 """Every (backbone, text encoding) pair."""
+DIGIT_MATRIX = [(backbone, encoding) for backbone in BACKBONES for encoding in DIGIT_ENCODINGS]
+"""Every (backbone, value-aware digits encoding) pair."""
 CAUSAL = [name for name, spec in BACKBONES.items() if spec.causal]
 MASKED = [name for name, spec in BACKBONES.items() if not spec.causal]
 ONE_PER_KIND = [CAUSAL[0], MASKED[0]]
@@ -28,6 +34,8 @@ NUM_IDS = {name: [98, 99][-spec.num_token_count :] for name, spec in BACKBONES.i
 PAD_ID = 1
 MASK_ID = 4
 FIRST_WORD_ID = 5
+DIGIT_TOKENS = [[10 + d, d, 1, 1] for d in range(10)] + [[20 + d, d, 1, 0] for d in range(10)] + [[30, 12, 2, 1]]
+"""The tiny vocabulary's digit tokens (``digit_tokens``): ids 10-19 are "0"-"9", 20-29 " 0"-" 9", 30 is "12"."""
 # Values every tiny encoding accepts: fone 4 + 2 digits, exponent bins over [1e-2, 1e4] (or 0).
 VALUES = (12.5, -3.25, 0.0, 150.0, 0.75, -42.0, 7.0, 1234.56)
 
@@ -56,6 +64,8 @@ def tiny_config(backbone: str, encoding: str, **overrides):
     A text encoding gets no number token ids (its tokenizer has none)."""
     spec = BACKBONES[backbone]
     ids = NUM_IDS[backbone] if NUMBER_ENCODINGS_REGISTRY[encoding].has_number_module else []  # text: no number token
+    if NUMBER_ENCODINGS_REGISTRY[encoding].adds_digit_values:  # the random vocabulary's digits; a module that acts
+        overrides = {"digit_tokens": DIGIT_TOKENS, "digits_zero_start": False, **overrides}
     common = {
         "vocab_size": VOCAB,
         "number_encoding": encoding,

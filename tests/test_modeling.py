@@ -14,6 +14,7 @@ import torch
 import transformers
 from model_helpers import (
     CAUSAL,
+    DIGIT_MATRIX,
     ENCODINGS,
     FIRST_WORD_ID,
     MATRIX,
@@ -145,7 +146,7 @@ for name, auto_class_name in zip(sys.argv[3::2], sys.argv[4::2]):
 
 def load_remotely(python: str, root: Path, outputs: str) -> None:
     """Load every checkpoint under ``root`` with trust_remote_code in ONE fresh ``python``; save its outputs."""
-    names = [part for backbone, encoding in MATRIX + TEXT_MATRIX
+    names = [part for backbone, encoding in MATRIX + TEXT_MATRIX + DIGIT_MATRIX
              for part in (f"{backbone}-{encoding}", BACKBONES[backbone].auto_class_name)]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_MODULES_CACHE=str(root / f"modules-{outputs}"))
@@ -164,7 +165,7 @@ def load_remotely(python: str, root: Path, outputs: str) -> None:
 def remote_checkpoints(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every matrix model saved and reloaded with trust_remote_code in ONE fresh interpreter."""
     root = tmp_path_factory.mktemp("remote")
-    for backbone, encoding in MATRIX + TEXT_MATRIX:
+    for backbone, encoding in MATRIX + TEXT_MATRIX + DIGIT_MATRIX:
         name = f"{backbone}-{encoding}"
         remote_model(backbone, encoding).save_pretrained(root / name)
         torch.save(inputs_only(random_batch(backbone)), root / name / "inputs.pt")
@@ -172,7 +173,7 @@ def remote_checkpoints(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.mark.parametrize("backbone,encoding", MATRIX + TEXT_MATRIX)
+@pytest.mark.parametrize("backbone,encoding", MATRIX + TEXT_MATRIX + DIGIT_MATRIX)
 def test_remote_code_load_in_a_fresh_interpreter(backbone: str, encoding: str, remote_checkpoints: Path) -> None:
     path = remote_checkpoints / f"{backbone}-{encoding}"
     auto_map = json.loads((path / "config.json").read_text())["auto_map"]
@@ -207,7 +208,7 @@ def test_remote_code_under_another_environment_gives_identical_outputs(remote_ch
     print(f"saved under transformers {transformers.__version__}, torch {torch.__version__}; loaded under {other}")
     load_remotely(OTHER_PYTHON, remote_checkpoints, "other_outputs.pt")
     different = []
-    for backbone, encoding in MATRIX + TEXT_MATRIX:
+    for backbone, encoding in MATRIX + TEXT_MATRIX + DIGIT_MATRIX:
         here = torch.load(remote_checkpoints / f"{backbone}-{encoding}" / "remote_outputs.pt")
         there = torch.load(remote_checkpoints / f"{backbone}-{encoding}" / "other_outputs.pt")
         assert there["module"].startswith("transformers_modules.")

@@ -316,7 +316,7 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
 
     def _check_digit_context(self, digit_context: torch.Tensor | None, kwargs: dict[str, Any]) -> None:
         """A ``ValueError`` for a cached continuation without the ids that its digit runs started in."""
-        cache = kwargs.get(CACHE_NAME)
+        cache = kwargs.get(CACHE_NAME, kwargs.get("past_key_values"))  # (the old name still works, deprecated)
         if digit_context is None and cache is not None and cache.get_seq_length() > 0:
             raise ValueError(
                 "number_encoding='digits' continues digit runs from the ids before input_ids: with a KV cache, pass "

