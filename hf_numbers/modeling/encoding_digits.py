@@ -34,6 +34,7 @@ from transformers import initialization as init
 
 from .encoding_base import EncodingOption
 from .encoding_text import TextEncoding
+from .tokenization_helpers import token_texts
 
 __all__ = ["DIGIT_FEATURES", "DigitValueEmbedding", "DigitsEncoding", "digit_token_table"]
 
@@ -69,7 +70,8 @@ class DigitsEncoding(TextEncoding):
         """The options in range (every config holds them); when selected, the digit-token table too."""
         super().validate_options(config)
         if config.digits_features not in DIGIT_FEATURES:
-            raise ValueError(f"digits_features={config.digits_features!r} is unknown; allowed: {', '.join(DIGIT_FEATURES)}")
+            allowed = ", ".join(DIGIT_FEATURES)
+            raise ValueError(f"digits_features={config.digits_features!r} is unknown; allowed: {allowed}")
         if not 1 <= config.digits_places <= MAX_PLACES:
             raise ValueError(f"digits_places must be in [1, {MAX_PLACES}], got {config.digits_places}")
         if config.number_encoding == cls.name:
@@ -105,8 +107,7 @@ def digit_token_table(tokenizer: Any) -> list[list[int]]:
         [[32, 0, 1, 1], [33, 1, 1, 1]]
     """
     rows = []
-    for token, token_id in tokenizer.get_vocab().items():
-        text = tokenizer.convert_tokens_to_string([token])
+    for token_id, text in token_texts(tokenizer).items():
         digits = text.lstrip(" ")
         if digits and len(digits) <= MAX_PLACES and all("0" <= c <= "9" for c in digits):
             rows.append([token_id, int(digits), len(digits), int(digits == text)])

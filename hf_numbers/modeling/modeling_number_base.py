@@ -110,7 +110,8 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         super()._initialize_weights(module, is_custom_code)
 
     def _init_weights(self, module: nn.Module) -> None:
-        own = [m for m in (getattr(self, "number_encoding", None), getattr(self, "digit_values", None)) if m is not None]
+        own = [getattr(self, name, None) for name in ("number_encoding", "digit_values")]
+        own = [module for module in own if module is not None]
         if any(module is layer for owner in own for layer in owner.modules()):
             return  # initialised by the module's init_parameters (above), after its layers
         super()._init_weights(module)

@@ -19,9 +19,10 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from transformers import Pipeline
+from transformers import LogitsProcessorList, Pipeline
 
 from .checks import check_tokenizer_matches
+from .generation_number_tokens import NumberTokensForNumbers
 from .parsing import find_numbers
 
 __all__ = ["PIPELINE_TASKS", "NumberFillMaskPipeline", "NumberGenerationPipeline", "register_pipelines"]
@@ -71,7 +72,9 @@ class NumberGenerationPipeline(_TextPipeline):
     20 new tokens unless ``max_new_tokens``, ``do_sample`` or other ``generate`` arguments say otherwise.
 
     Trailing spaces of the prompt are dropped where the number token carries the space before a
-    number (byte-level tokenizers; docs/pipelines.md says why).
+    number (byte-level tokenizers; docs/pipelines.md says why). A ``[NUM]`` model writes numbers only as
+    number tokens (:class:`NumberTokensForNumbers`: no digit token where the tokenizer would read a number, so
+    the text reads back as it was written); ``number_tokens_only=False`` leaves the scores as they are.
 
     Example:
         >>> pipe = pipeline("number-generation", model="runs/demo/final")  # doctest: +SKIP
@@ -80,9 +83,11 @@ class NumberGenerationPipeline(_TextPipeline):
     """
 
     def _sanitize_parameters(
-        self, return_full_text: bool | None = None, **generate_kwargs: Any
+        self, return_full_text: bool | None = None, number_tokens_only: bool | None = None, **generate_kwargs: Any
     ) -> tuple[dict, dict, dict]:
         postprocess = {} if return_full_text is None else {"return_full_text": bool(return_full_text)}
+        if number_tokens_only is not None:
+            generate_kwargs["number_tokens_only"] = bool(number_tokens_only)
         return {}, generate_kwargs, postprocess
 
     def preprocess(self, text: str) -> dict[str, Any]:
@@ -93,6 +98,11 @@ class NumberGenerationPipeline(_TextPipeline):
     def _forward(self, inputs: dict[str, Any], **generate_kwargs: Any) -> dict[str, Any]:
         prompt_text = inputs.pop("prompt_text")
         settings = {"max_new_tokens": 20, "do_sample": False, "pad_token_id": self.tokenizer.pad_token_id}
+        if generate_kwargs.pop("number_tokens_only", True) and self.tokenizer.num_token_ids:
+            if getattr(self, "_number_tokens", None) is None:  # built once: it reads the whole vocabulary
+                self._number_tokens = NumberTokensForNumbers(self.tokenizer)
+            processors = LogitsProcessorList(generate_kwargs.pop("logits_processor", None) or [])
+            settings["logits_processor"] = LogitsProcessorList([*processors, self._number_tokens])
         settings |= generate_kwargs | {"return_dict_in_generate": True}
         output = self.model.generate(**inputs, **settings)
         return {

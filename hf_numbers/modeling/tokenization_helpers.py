@@ -126,3 +126,19 @@ def nested_shape(values: Any) -> tuple[int, ...]:
         lengths = {len(row) for row in values}
         return (len(values), lengths.pop()) if len(lengths) == 1 else (len(values), -1)
     return (len(values),)
+
+
+def token_texts(tokenizer: Any) -> dict[int, str]:
+    """Every token's text as it reads inside a text, its leading space kept (``Ġ5`` and ``▁5`` are ``" 5"``).
+
+    A token alone loses its leading space to some decoders (metaspace strips it at a text's start); each is
+    decoded after a one-letter token instead, and the letter cut off.
+
+    Example:
+        >>> token_texts(smollm2_tokenizer)[216]  # doctest: +SKIP
+        ' '
+    """
+    vocab = tokenizer.get_vocab()
+    anchor = next(token for token in ("a", "x", "e", "▁a", "Ġa") if token in vocab)
+    lead = tokenizer.convert_tokens_to_string([anchor])
+    return {i: tokenizer.convert_tokens_to_string([anchor, token])[len(lead) :] for token, i in vocab.items()}
