@@ -74,8 +74,9 @@ def test_sampled_text_reads_back_with_the_numbers_written(backbone: str) -> None
     for only in (True, False):
         processors = [pushed(tokenizer), *([NumberTokensForNumbers(tokenizer)] if only else [])]
         torch.manual_seed(1)
-        out = model.generate(**batch, max_new_tokens=30, do_sample=True, logits_processor=LogitsProcessorList(processors),
-                             return_dict_in_generate=True, pad_token_id=tokenizer.pad_token_id)  # fmt: skip
+        out = model.generate(**batch, max_new_tokens=30, do_sample=True,
+                             logits_processor=LogitsProcessorList(processors), return_dict_in_generate=True,
+                             pad_token_id=tokenizer.pad_token_id)  # fmt: skip
         results[only] = read_back(tokenizer, out.sequences, out.numbers, start)
     written, read = results[True]
     assert sum(map(len, written)) > 8 and written == read

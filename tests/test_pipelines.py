@@ -21,6 +21,7 @@ from transformers.pipelines import PIPELINE_REGISTRY
 
 from hf_numbers import BACKBONES, NumberFillMaskPipeline, NumberGenerationPipeline, format_number, get_encoding
 from hf_numbers.cli import main as cli_main
+from hf_numbers.modeling.generation_number_tokens import NumberTokensForNumbers
 from hf_numbers.modeling.number_scaling import NumberScaling
 from hf_numbers.training import NumberTrainingArguments, build_dataset
 
@@ -79,10 +80,11 @@ def test_number_generation_returns_the_generated_numbers_in_the_data_units(
                                                              if i not in pipe.tokenizer.num_token_ids]}
     out = pipe(PROMPT, **only_numbers)
     assert isinstance(out, list) and len(out) == 1 and set(out[0]) == {"generated_text", "numbers"}
-    # the same as generate, whose numbers are in the data's units too
+    # the same as generate with the pipeline's default processor, whose numbers are in the data's units too
     enc = pipe.tokenizer(PROMPT, return_tensors="pt")
     gen = pipe.model.generate(**enc, **only_numbers, do_sample=False, return_dict_in_generate=True,
-                              pad_token_id=pipe.tokenizer.pad_token_id)
+                              pad_token_id=pipe.tokenizer.pad_token_id,
+                              logits_processor=[NumberTokensForNumbers(pipe.tokenizer)])
     new = gen.sequences[0, enc["input_ids"].shape[1]:]
     expected = gen.numbers[0, enc["input_ids"].shape[1]:][torch.isin(new, torch.tensor(pipe.tokenizer.num_token_ids))]
     assert out[0]["numbers"] == expected.tolist() and len(expected) >= 1

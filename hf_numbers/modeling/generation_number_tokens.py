@@ -40,7 +40,8 @@ class NumberTokensForNumbers(LogitsProcessor):
     def __init__(self, tokenizer: Any) -> None:
         texts = token_texts(tokenizer)
         size = max(len(tokenizer), max(texts) + 1)
-        starts_digit, spaced, word_end, dot_end, number, starts_e = (torch.zeros(size, dtype=torch.bool) for _ in range(6))
+        tables = (torch.zeros(size, dtype=torch.bool) for _ in range(6))
+        starts_digit, spaced, word_end, dot_end, number, starts_e = tables
         for token_id, text in texts.items():
             stripped = text.lstrip()
             starts_digit[token_id] = "0" <= stripped[:1] <= "9"

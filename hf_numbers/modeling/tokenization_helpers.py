@@ -139,6 +139,14 @@ def token_texts(tokenizer: Any) -> dict[int, str]:
         ' '
     """
     vocab = tokenizer.get_vocab()
-    anchor = next(token for token in ("a", "x", "e", "▁a", "Ġa") if token in vocab)
+    anchors = (token for token in sorted(vocab, key=vocab.get) if _one_letter(tokenizer, token))
+    anchor = next(anchors, None)
+    if anchor is None:  # no one-letter token: each token alone
+        return {i: tokenizer.convert_tokens_to_string([token]) for token, i in vocab.items()}
     lead = tokenizer.convert_tokens_to_string([anchor])
     return {i: tokenizer.convert_tokens_to_string([anchor, token])[len(lead) :] for token, i in vocab.items()}
+
+
+def _one_letter(tokenizer: Any, token: str) -> bool:
+    text = tokenizer.convert_tokens_to_string([token])
+    return len(text) == 1 and text.isalpha()
