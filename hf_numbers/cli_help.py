@@ -27,7 +27,8 @@ TRAIN_OPTION_GROUPS: dict[str, tuple[str, ...]] = {
     "model": ("backbone", "number_encoding", "pretrained", "freeze_backbone", "hidden_size", "num_layers",
               "num_heads", "dropout", "vocab_size", "number_loss_weight"),  # fmt: skip
     "adapting a pretrained model": ("gguf_file", "number_token_init", "lora_r", "lora_alpha", "lora_dropout",
-                                    "lora_target_modules", "number_token_loss",
+                                    "lora_target_modules", "align_steps", "align_learning_rate",
+                                    "number_token_loss",
                                     "number_token_loss_weight"),  # fmt: skip
     "number encoding options (each used by the encoding it names)": (),  # every registered encoding's options
     "training": ("max_steps", "per_device_train_batch_size", "gradient_accumulation_steps", "learning_rate",

@@ -33,6 +33,8 @@ BUDGET = ("--max_steps", "400", "--per_device_train_batch_size", "16", "--train_
 LORA = ("--lora_r", "16", "--learning_rate", "1e-3")
 FULL = ("--learning_rate", "1e-4")
 NTL = ("--number_token_loss", "ntl")
+ALIGN = ("--align_steps", "100")
+"""Alignment before the task (``--align_steps``): texts of the training split's numbers, no task labels."""
 SETUPS = {
     "base-0shot": (("--number_encoding", "text", "--max_steps", "0"), "base model, zero-shot"),
     "base-8shot": (("--number_encoding", "text", "--max_steps", "0", "--eval_few_shot", "8"), "base model, 8-shot"),
@@ -43,6 +45,8 @@ SETUPS = {
     "xval-lora": (("--number_encoding", "xval", *LORA), "xVal, LoRA"),
     "fone-lora": (("--number_encoding", "fone", *LORA), "FoNE, LoRA"),
     "float-lora": (("--number_encoding", "float", *LORA), "float-bit, LoRA"),
+    "fone-align-lora": (("--number_encoding", "fone", *ALIGN, *LORA), "FoNE, aligned (100 steps), LoRA"),
+    "xval-align-lora": (("--number_encoding", "xval", *ALIGN, *LORA), "xVal, aligned (100 steps), LoRA"),
     "digits-lora-ntl": (("--number_encoding", "digits", *LORA, *NTL), "value-aware digits (FoNE + place), LoRA + NTL"),
     "digits-lora": (("--number_encoding", "digits", *LORA), "value-aware digits, LoRA"),
     "digits-fone-lora-ntl": (("--number_encoding", "digits", "--digits_features", "fone", *LORA, *NTL),

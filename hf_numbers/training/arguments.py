@@ -181,6 +181,14 @@ class NumberTrainingArguments:
         default=None,
         metadata={"help": "Names of the trunk's linear layers to adapt (e.g. q_proj v_proj); default: all of them."},
     )
+    align_steps: int = field(
+        default=0,
+        metadata={
+            "help": "Steps that align a --pretrained model's new [NUM] module to it before the task: the trunk "
+            "frozen, the model reading its own digits the teacher (hf_numbers.training.alignment); 0: none."
+        },
+    )
+    align_learning_rate: float = field(default=1e-3, metadata={"help": "Learning rate of the --align_steps."})
     number_token_loss: str = field(
         default="none",
         metadata={
@@ -391,6 +399,12 @@ class NumberTrainingArguments:
             raise ValueError("gguf_file names a file in the --pretrained folder; it needs --pretrained")
         if self.lora_r < 0:
             raise ValueError(f"lora_r must be >= 0 (0: no LoRA), got {self.lora_r}")
+        if self.align_steps < 0 or self.align_steps and not self.pretrained:
+            raise ValueError(f"align_steps must be >= 0 and needs --pretrained (a model to align to), got {self.align_steps}")
+        if self.align_steps and not get_encoding(self.number_encoding).has_number_module:
+            raise ValueError(f"align_steps aligns a [NUM] module; number_encoding {self.number_encoding!r} has none")
+        if not (math.isfinite(self.align_learning_rate) and self.align_learning_rate > 0):
+            raise ValueError(f"align_learning_rate must be a finite number > 0, got {self.align_learning_rate}")
         if not self.lora_r and (self.lora_alpha is not None or self.lora_target_modules or self.lora_dropout):
             raise ValueError("lora_alpha, lora_dropout and lora_target_modules shape LoRA adapters; set --lora_r too")
         if self.lora_r and self.fsdp:

@@ -22,6 +22,7 @@ from ..data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumbe
 from ..data.loading import load_task
 from ..data.tokenizer_training import train_number_tokenizer
 from ..modeling import get_encoding
+from .alignment import align_number_module
 from .arguments import NumberTrainingArguments
 from .lora import number_lora_config, require_peft
 
@@ -146,6 +147,27 @@ def _new_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetDi
         **number_fields,
     )
     return spec.model_class(config)
+
+
+def align_to_pretrained(args: NumberTrainingArguments, model: Any, tokenizer: Any, dataset: DatasetDict,
+                        device: Any) -> dict[str, float]:  # fmt: skip
+    """``args.align_steps`` of :func:`~hf_numbers.training.alignment.align_number_module` on the training split's
+    numbers, the pretrained tokenizer reading them as digits the teacher; the first and last losses (none: {}).
+
+    Example:
+        >>> align_to_pretrained(NumberTrainingArguments(pretrained="smollm2", align_steps=100), m, tok, dd, "cpu")  # doctest: +SKIP
+        {'align_first_loss': 164.9, 'align_last_loss': 21.3}
+    """
+    if not args.align_steps:
+        return {}
+    teacher = args.backbone_spec.tokenizer_class.from_pretrained(args.pretrained, gguf_file=args.gguf_file,
+                                                                 number_scheme="text")  # fmt: skip
+    if teacher.pad_token is None:
+        teacher.pad_token = teacher.eos_token
+    values = sorted({v for row in dataset["train"]["numbers"] for v in row})
+    losses = align_number_module(model.to(device), tokenizer, teacher, values, args.align_steps,
+                                 args.per_device_train_batch_size, args.align_learning_rate, args.seed)  # fmt: skip
+    return {"align_first_loss": losses[0], "align_last_loss": losses[-1]}
 
 
 def apply_lora(args: NumberTrainingArguments, model: Any, tokenizer: Any) -> Any:

@@ -24,7 +24,7 @@ from ..evaluation.splits import check_scorable
 from ..modeling import check_tokenizer_matches
 from ..modeling.hub_card import CARD_FILE
 from .arguments import NumberTrainingArguments
-from .builders import apply_lora, build_dataset, build_model, build_tokenizer, make_collator
+from .builders import align_to_pretrained, apply_lora, build_dataset, build_model, build_tokenizer, make_collator
 from .checkpoints import replace_folder
 from .hub import create_hub_repo, push_folder
 from .loop import check_run, make_accelerator, train_model
@@ -63,6 +63,7 @@ def _run_training(args: NumberTrainingArguments, accelerator: Accelerator) -> di
         check_scorable(dataset, args.causal, masked_words=args.text_only)  # before any training
         tokenizer = build_tokenizer(args, dataset)
         model = build_model(args, tokenizer, dataset)  # the number scaling, fitted on the training split, inside
+        alignment = align_to_pretrained(args, model, tokenizer, dataset, accelerator.device)  # --align_steps
         model = apply_lora(args, model, tokenizer)  # PEFT adapters with --lora_r, else the model itself
         trainable = sum(parameter.numel() for parameter in model.parameters() if parameter.requires_grad)
         # a causal LM learns where an answer ends (the text's last token is then the end-of-text token)
@@ -83,6 +84,7 @@ def _run_training(args: NumberTrainingArguments, accelerator: Accelerator) -> di
         "steps": result.global_step,
         "last_train_loss": result.last_train_loss,
         "trainable_parameters": trainable,
+        **alignment,
     }
     if accelerator.is_main_process:
         # written to final.tmp/final and renamed when complete: a killed run leaves no half final/
