@@ -400,7 +400,9 @@ class NumberTrainingArguments:
         if self.lora_r < 0:
             raise ValueError(f"lora_r must be >= 0 (0: no LoRA), got {self.lora_r}")
         if self.align_steps < 0 or self.align_steps and not self.pretrained:
-            raise ValueError(f"align_steps must be >= 0 and needs --pretrained (a model to align to), got {self.align_steps}")
+            raise ValueError(
+                f"align_steps must be >= 0 and needs --pretrained (a model to align to), got {self.align_steps}"
+            )
         if self.align_steps and not get_encoding(self.number_encoding).has_number_module:
             raise ValueError(f"align_steps aligns a [NUM] module; number_encoding {self.number_encoding!r} has none")
         if not (math.isfinite(self.align_learning_rate) and self.align_learning_rate > 0):

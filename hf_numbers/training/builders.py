@@ -155,7 +155,8 @@ def align_to_pretrained(args: NumberTrainingArguments, model: Any, tokenizer: An
     numbers, the pretrained tokenizer reading them as digits the teacher; the first and last losses (none: {}).
 
     Example:
-        >>> align_to_pretrained(NumberTrainingArguments(pretrained="smollm2", align_steps=100), m, tok, dd, "cpu")  # doctest: +SKIP
+        >>> args = NumberTrainingArguments(pretrained="smollm2", align_steps=100)  # doctest: +SKIP
+        >>> align_to_pretrained(args, model, tokenizer, dataset, "cpu")  # doctest: +SKIP
         {'align_first_loss': 164.9, 'align_last_loss': 21.3}
     """
     if not args.align_steps:
