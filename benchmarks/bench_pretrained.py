@@ -7,6 +7,8 @@
    whose greedy next token is a number token.
 2. LoRA (r=16) training steps of the xVal model, answer-only loss, batch 16: CPU seconds per step
    (``time.process_time`` over the steps after one warm-up), so steps per CPU-second.
+3. The LoRA step of value-aware digits (``digits``) against the digit tokens' own (``text``) on the same batch
+   (the same tokens): ``--rounds`` rounds of ``--steps`` steps each, the two set-ups alternating; median ratio.
 
 Prints a Markdown table; results go to benchmarks/results/pretrained_bench.md with the command.
 """
@@ -47,12 +49,49 @@ def first_token_scores(model, tokenizer, prompts: list[str]) -> tuple[float, flo
     return float(-log_probs.mean()), float(greedy.float().mean())
 
 
+def lora_step_seconds(model, batch, steps: int) -> float:
+    """CPU seconds per LoRA training step of ``model`` on ``batch`` (after one warm-up step)."""
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-3)
+    for step in range(steps + 1):
+        if step == 1:
+            start = time.process_time()
+        optimizer.zero_grad()
+        model(**batch).loss.backward()
+        optimizer.step()
+    return (time.process_time() - start) / steps
+
+
+def digits_step_cost(folder: str, data, steps: int, rounds: int) -> list[str]:
+    """Lines: the LoRA step of ``digits`` against ``text`` on one batch of 16 additions, alternating rounds."""
+    tokenizer = NumberLlamaTokenizer.from_pretrained(folder, gguf_file=GGUF, number_scheme="text")
+    tokenizer.pad_token = tokenizer.eos_token
+    tokenized = tokenize_dataset(data, tokenizer, 64, end_with_eos=True)["train"]
+    batch = DataCollatorForNumberCausalLM(tokenizer, completion_only=True)([tokenized[i] for i in range(16)])
+    models = {}
+    for encoding in ("text", "digits"):
+        model = NumberLlamaForCausalLM.from_pretrained_backbone(folder, tokenizer, gguf_file=GGUF,
+                                                                number_encoding=encoding)  # fmt: skip
+        models[encoding] = require_peft().get_peft_model(model, number_lora_config(model, r=16)).train()
+    times = {encoding: [] for encoding in models}
+    for _ in range(rounds):
+        for encoding, model in models.items():
+            times[encoding].append(lora_step_seconds(model, batch, steps))
+    ratios = sorted(d / t for d, t in zip(times["digits"], times["text"]))
+    median = {encoding: sorted(values)[len(values) // 2] for encoding, values in times.items()}
+    tokens = int(batch["attention_mask"].sum())
+    return [f"LoRA r=16 step, value-aware digits against digit tokens (batch 16, {tokens} tokens, {rounds} "
+            f"alternating rounds of {steps} steps): text {median['text']:.2f}, digits {median['digits']:.2f} "
+            f"CPU-seconds per step (medians); digits / text per round {ratios[0]:.3f}-{ratios[-1]:.3f}, median "
+            f"{ratios[len(ratios) // 2]:.3f}."]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--examples", type=int, default=256, help="Held-out prompts scored.")
     parser.add_argument("--steps", type=int, default=5, help="Timed LoRA training steps (after one warm-up).")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=5, help="Alternating rounds of the digits-vs-text timing.")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     folder = _folder()
@@ -89,6 +128,7 @@ def main() -> None:
     tokens = int(batch["attention_mask"].sum())
     lines += ["", f"LoRA r=16 training step of the xVal model (batch 16, {tokens} tokens, answer-only loss): "
               f"{cpu:.2f} CPU-seconds per step, {1 / cpu:.3f} steps per CPU-second."]
+    lines += ["", *digits_step_cost(folder, data, args.steps, args.rounds)]
     text = "\n".join(lines)
     print(text)
     OUT.write_text("# SmolLM2-135M adapted: number-token rows and step cost\n\n" + text + "\n")
