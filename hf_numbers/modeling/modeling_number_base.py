@@ -93,8 +93,10 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
             self.base_model.embeddings.register_forward_hook(self._embed_numbers_after_norm)
         super().post_init()
         if self._value_blind_first_norm:  # a loaded checkpoint's rows replace these afterwards
+            weight = self.get_input_embeddings().weight
+            rows = [i for i in self.config.num_token_ids if i < weight.shape[0]]  # a plain checkpoint has none yet
             with torch.no_grad():
-                self.get_input_embeddings().weight[list(self.config.num_token_ids)] *= VALUE_ROWS_INIT_SCALE
+                weight[rows] *= VALUE_ROWS_INIT_SCALE
         if self.config.freeze_backbone:
             self.freeze_backbone()
 
