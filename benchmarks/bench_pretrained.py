@@ -107,7 +107,7 @@ def main() -> None:
         ).eval()
         models[init] = model
         rows.append((init, *first_token_scores(model, tokenizer, prompts)))
-    lines = [f"Command: `python benchmarks/bench_pretrained.py --examples {args.examples} --steps {args.steps} "
+    lines = [f"Command: `python benchmarks/bench_pretrained.py --examples {args.examples} --steps {args.steps} --rounds {args.rounds} "
              f"--threads {args.threads}` ({torch.__version__}, {torch.get_num_threads()} threads).", "",
              "| number_token_init | CE of the number token at the answer | greedy picks a number token |",
              "|---|---:|---:|"]
