@@ -107,8 +107,8 @@ def main() -> None:
         ).eval()
         models[init] = model
         rows.append((init, *first_token_scores(model, tokenizer, prompts)))
-    lines = [f"Command: `python benchmarks/bench_pretrained.py --examples {args.examples} --steps {args.steps} --rounds {args.rounds} "
-             f"--threads {args.threads}` ({torch.__version__}, {torch.get_num_threads()} threads).", "",
+    lines = [f"Command: `python benchmarks/bench_pretrained.py --examples {args.examples} --steps {args.steps} "
+             f"--rounds {args.rounds} --threads {args.threads}` ({torch.__version__}, {torch.get_num_threads()} threads).", "",
              "| number_token_init | CE of the number token at the answer | greedy picks a number token |",
              "|---|---:|---:|"]
     lines += [f"| {init} | {ce:.3f} | {100 * share:.1f}% |" for init, ce, share in rows]
