@@ -36,7 +36,7 @@ def alignment_texts(values: Sequence[float], count: int, seed: int) -> list[str]
 
     Example:
         >>> alignment_texts([1.5, 20.0], 2, seed=0)
-        ['It was 20 then 20, and 1.5.', '20 and 1.5']
+        ['a = 20, b = 1.5', '20, 20, 20']
     """
     rng = random.Random(seed)
     texts = []
