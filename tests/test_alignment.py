@@ -15,6 +15,8 @@ from hf_numbers.training.alignment import _alignment_loss, align_number_module, 
 
 VALUES = [float(v) for v in range(0, 100000, 773)]
 
+pytestmark = pytest.mark.smoke  # in the drift check (scripts/check_latest.sh): generation, PEFT and loading move
+
 
 @pytest.fixture(scope="module")
 def pretrained(tmp_path_factory: pytest.TempPathFactory) -> Path:

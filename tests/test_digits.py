@@ -33,6 +33,8 @@ DIGIT = {d: 10 + d for d in range(10)}  # "0".."9" in the tiny vocabulary (model
 SPACED = {d: 20 + d for d in range(10)}  # " 0".." 9"
 TWELVE, WORD = 30, 40  # "12", and a word
 
+pytestmark = pytest.mark.smoke  # in the drift check (scripts/check_latest.sh): generation, PEFT and loading move
+
 
 def ids_of(*tokens: int) -> torch.Tensor:
     return torch.tensor([tokens])

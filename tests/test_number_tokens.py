@@ -20,6 +20,8 @@ from hf_numbers.modeling.tokenization_helpers import token_texts
 CORPUS = ["Water is H2O, x2 and v1 at 12.5 degrees, (3 apples) and 7 pears: 4.5%", "a1 b_2 c=3 d.4"] * 30
 PROMPT = "Water is H2O, x2 and"
 
+pytestmark = pytest.mark.smoke  # in the drift check (scripts/check_latest.sh): generation, PEFT and loading move
+
 
 class Towards(LogitsProcessor):
     """Adds ``boost`` to the scores of ``ids`` (digit and number tokens), so that they are chosen often, and bans
