@@ -27,6 +27,7 @@ from .encoding_registry import get_encoding
 from .parsing import NEUTRAL_NUMBER
 
 __all__ = [
+    "NUMBER_MODULES",
     "check_neutral_elsewhere",
     "check_number_weights",
     "check_saved_config",
@@ -36,8 +37,11 @@ __all__ = [
     "to_float64",
 ]
 
-NUMBER_MODULE_PREFIX = ("number_encoding.", "digit_values.")
-"""State-dict prefixes of the number modules' weights (the number encoding; the digits' value embedding)."""
+NUMBER_MODULES = ("number_encoding", "digit_values")
+"""The number model's own modules (the number encoding; the digits' value embedding): they initialise themselves,
+train whole under LoRA, and a checkpoint of the model must hold their weights."""
+NUMBER_MODULE_PREFIX = tuple(f"{name}." for name in NUMBER_MODULES)
+"""State-dict prefixes of the number modules' weights."""
 _HUB_KWARGS = ("cache_dir", "force_download", "proxies", "token", "local_files_only", "revision", "subfolder")
 """``from_pretrained`` arguments that say where ``config.json`` comes from."""
 

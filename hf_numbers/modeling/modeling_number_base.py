@@ -27,7 +27,7 @@ from transformers.modeling_utils import slice_logits_to_keep
 from transformers.utils import ModelOutput
 from transformers.utils.generic import can_return_tuple
 
-from .checks import NUMBER_MODULE_PREFIX, check_number_weights, checked_input_numbers, saved_config_dict
+from .checks import NUMBER_MODULE_PREFIX, NUMBER_MODULES, check_number_weights, checked_input_numbers, saved_config_dict
 from .encoding_base import NumberEncoding, autocast_disabled
 from .encoding_digits import DigitValueEmbedding
 from .encoding_registry import build_digit_values, build_number_encoding
@@ -112,7 +112,7 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         super()._initialize_weights(module, is_custom_code)
 
     def _init_weights(self, module: nn.Module) -> None:
-        own = [getattr(self, name, None) for name in ("number_encoding", "digit_values")]
+        own = [getattr(self, name, None) for name in NUMBER_MODULES]
         own = [module for module in own if module is not None]
         if any(module is layer for owner in own for layer in owner.modules()):
             return  # initialised by the module's init_parameters (above), after its layers

@@ -117,7 +117,7 @@ def _alignment_loss(model: Any, tokenizer: Any, teacher_tokenizer: Any, texts: l
     device = model.device
     encode = {"padding": True, "padding_side": "right", "return_offsets_mapping": True, "return_tensors": "pt"}
     student, teacher = tokenizer(texts, **encode), teacher_tokenizer(texts, **encode)
-    is_num = torch.isin(student["input_ids"], torch.tensor(tokenizer.num_token_ids))
+    is_num = tokenizer.number_mask(student["input_ids"])
     first_end = torch.where(is_num, student["offset_mapping"][..., 1], 10**9).min(1).values
     rows, s_pos, t_pos = matched_positions(student["offset_mapping"], teacher["offset_mapping"], first_end)
     with torch.no_grad():

@@ -23,6 +23,7 @@ from transformers import AutoConfig, AutoTokenizer
 from transformers.pytorch_utils import Conv1D
 
 from ..modeling import BACKBONES, NumberConfigFields
+from ..modeling.checks import NUMBER_MODULES
 from ..strict_json import write_json
 
 __all__ = ["ADAPTER_DIR", "BASE_FILE", "load_adapter", "number_lora_config", "require_peft", "save_adapter",
@@ -30,8 +31,6 @@ __all__ = ["ADAPTER_DIR", "BASE_FILE", "load_adapter", "number_lora_config", "re
 
 ADAPTER_DIR = "adapter"
 """Where ``hf-numbers train --lora_r`` puts the adapter in ``final/``."""
-NUMBER_MODULES = ("number_encoding", "digit_values")
-"""The number model's own modules (trained whole under LoRA): the number encoding, the digits' value embedding."""
 BASE_FILE = "number_base.json"
 """Beside the adapter: the pretrained folder (and GGUF file) its base was adapted from."""
 
