@@ -52,8 +52,7 @@ def matched_positions(student_offsets: torch.Tensor, teacher_offsets: torch.Tens
     tokenizations, from the first number's token on (``first_number_end``: its end character per row), the first
     token of either left out (Llama-like models give it huge activations wherever it stands)."""
     s_end, t_end = student_offsets[..., 1], teacher_offsets[..., 1]
-    real_s = student_offsets[..., 1] > student_offsets[..., 0]
-    real_t = teacher_offsets[..., 1] > teacher_offsets[..., 0]
+    real_s, real_t = s_end > student_offsets[..., 0], t_end > teacher_offsets[..., 0]
     same = (s_end[:, :, None] == t_end[:, None, :]) & real_s[:, :, None] & real_t[:, None, :]
     same &= (s_end >= first_number_end[:, None])[:, :, None]
     same[:, 0, :] = same[:, :, 0] = False  # a text's first token is its model's attention sink, not a reading of it
