@@ -47,7 +47,13 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--new-tokens", type=int, default=64, help="tokens generated per sequence")
     parser.add_argument("--number-every", type=int, default=10, help="every n-th generated token is a number")
     parser.add_argument("--backbones", nargs="+", default=CAUSAL, choices=CAUSAL)
-    return parser.parse_args()
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (cuda: wall clock, the GPU synchronised)")
+    parser.add_argument("--cache", default="dynamic", choices=["dynamic", "static"],
+                        help="the KV cache: static is transformers' fixed-size cache (its decoding compiles)")
+    args = parser.parse_args()
+    if args.device != "cpu":
+        args.clock = "wall"  # a CPU clock does not see the GPU's work
+    return args
 
 
 class EveryNth(LogitsProcessor):
@@ -80,9 +86,13 @@ def prompts(num_ids: list[int], batch: int, args: argparse.Namespace) -> tuple[d
 def generate_seconds(model: PreTrainedModel, prompt: dict, args: argparse.Namespace, clock: str = "wall") -> float:
     """Seconds (of ``clock``) of one greedy ``generate`` of ``args.new_tokens`` tokens with the KV cache."""
     forcing = LogitsProcessorList([EveryNth(args.vocab - 1, args.number_every, args.prompt_len)])
+    cache = {"cache_implementation": "static"} if args.cache == "static" else {}
+    synchronize = torch.cuda.synchronize if model.device.type == "cuda" else lambda: None
+    synchronize()
     start = CLOCKS[clock]()
     out = model.generate(**prompt, max_new_tokens=args.new_tokens, do_sample=False, use_cache=True, pad_token_id=0,
-                         logits_processor=forcing, return_dict_in_generate=True)
+                         logits_processor=forcing, return_dict_in_generate=True, **cache)
+    synchronize()
     seconds = CLOCKS[clock]() - start
     assert out.sequences.shape[1] == args.prompt_len + args.new_tokens  # no early stop: no eos token
     return seconds
@@ -95,11 +105,11 @@ def measure(backbone: str, encoding: str, batch: int, args: argparse.Namespace) 
     sizes = spec.size_config(args.hidden, args.layers, args.heads, args.prompt_len + args.new_tokens)
     common = {"vocab_size": args.vocab, "pad_token_id": 0, "bos_token_id": 0, "eos_token_id": None, **sizes}
     torch.manual_seed(0)
-    plain_model = spec.plain_model_class(spec.plain_config_class(**common)).eval()
+    plain_model = spec.plain_model_class(spec.plain_config_class(**common)).eval().to(args.device)
     number_config = spec.config_class(number_encoding=encoding, num_token_id=num_ids[0], num_token_ids=num_ids,
                                       **common)
-    number_model = spec.model_class(number_config).eval()
-    plain_prompt, number_prompt = prompts(num_ids, batch, args)
+    number_model = spec.model_class(number_config).eval().to(args.device)
+    plain_prompt, number_prompt = ({k: v.to(args.device) for k, v in p.items()} for p in prompts(num_ids, batch, args))
     for model, prompt in ((plain_model, plain_prompt), (number_model, number_prompt)):
         model.generation_config.eos_token_id = None
         generate_seconds(model, prompt, args)  # warm-up
@@ -110,6 +120,13 @@ def measure(backbone: str, encoding: str, batch: int, args: argparse.Namespace) 
         args.rounds,
     )
     return plain, number
+
+
+def device_name(device: str) -> str:
+    """The device as a table names it: the GPU's name with torch's and CUDA's versions, or the CPU."""
+    if device == "cpu":
+        return "the CPU"
+    return f"{torch.cuda.get_device_name(device)} (torch {torch.__version__}, CUDA {torch.version.cuda})"
 
 
 def main() -> None:
@@ -128,7 +145,7 @@ def main() -> None:
         f"Greedy `generate` with the KV cache, generated tokens per {args.clock}-clock second (median of "
         f"{args.rounds} alternating rounds). hidden {args.hidden}, {args.layers} layers, {args.heads} heads, "
         f"vocab {args.vocab}, prompts of {args.prompt_len} tokens (10% numbers), {args.new_tokens} new tokens, every "
-        f"{args.number_every}th a number. Target ratio: >= 0.8."
+        f"{args.number_every}th a number; {args.cache} KV cache, on {device_name(args.device)}. Target ratio: >= 0.8."
     )
     columns = ["backbone", "encoding", "batch", "plain tok/s", "number tok/s", "ratio"]
     print(write_table(args, "Generation speed: number models vs plain backbones", description, columns, rows))

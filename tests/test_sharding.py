@@ -180,7 +180,7 @@ def test_blocks_are_found_from_the_backbone(backbone: str) -> None:
 
 
 def test_fsdp_is_a_training_argument() -> None:
-    assert NumberTrainingArguments().fsdp is False
+    assert NumberTrainingArguments().fsdp == ""  # reads as False
     assert NumberTrainingArguments(fsdp=True, fsdp_cpu_offload=True).fsdp_cpu_offload is True
     with pytest.raises(ValueError, match="fsdp_cpu_offload .* needs --fsdp true"):
         NumberTrainingArguments(fsdp_cpu_offload=True)
@@ -237,3 +237,21 @@ def test_bf16_blocks_gather_in_bf16_and_reduce_in_fp32(tmp_path: Path) -> None:
         assert rank["seen"] == {"block": "torch.bfloat16", "embedding": "torch.float32"}
         assert rank["grads"] == rank["stored"] == ["torch.float32"]
         assert rank["loss_dtype"] == "torch.float32" and rank["loss"] == rank["loss"]  # finite
+
+
+@pytest.mark.parametrize(
+    ("value", "mode", "offload"),
+    [(True, "full_shard", False), ("true", "full_shard", False), ("false", "", False), (False, "", False),
+     ("full_shard", "full_shard", False), ("full_shard auto_wrap", "full_shard", False),
+     ("shard_grad_op", "shard_grad_op", False), ("full_shard offload auto_wrap", "full_shard", True)],
+)
+def test_fsdp_takes_training_arguments_spellings(value: object, mode: str, offload: bool) -> None:
+    """``--fsdp`` takes TrainingArguments' words (``--fsdp full_shard`` was "Truthy value expected")."""
+    args = NumberTrainingArguments(fsdp=value)
+    assert (args.fsdp, args.fsdp_cpu_offload) == (mode, offload)
+
+
+@pytest.mark.parametrize("value", ["hybrid_shard", "no_shard", "full_shard shard_grad_op", "fully"])
+def test_fsdp_refuses_what_fsdp2_here_cannot_do(value: str) -> None:
+    with pytest.raises(ValueError, match="--fsdp"):
+        NumberTrainingArguments(fsdp=value)

@@ -62,11 +62,13 @@ def test_loss_only_gives_the_losses_and_gradients_of_a_full_forward(backbone: st
     model = tiny_model(backbone, encoding).train()
     batch = random_batch(backbone) if labels == "every" else answer_only(random_batch(backbone))
     full, full_gradients = losses_and_gradients(model, batch)
-    only, only_gradients = losses_and_gradients(model, batch, loss_only=True)
-    assert only == pytest.approx(full, rel=1e-5, abs=1e-7)
-    assert full_gradients.keys() == only_gradients.keys()
-    for name, gradient in full_gradients.items():
-        torch.testing.assert_close(only_gradients[name], gradient, rtol=1e-4, atol=1e-6, msg=name)
+    for gather_scored in (True, False):  # the CPU's gathered rows, and the GPU's masked every position
+        model.gather_scored = gather_scored
+        only, only_gradients = losses_and_gradients(model, batch, loss_only=True)
+        assert only == pytest.approx(full, rel=1e-5, abs=1e-7)
+        assert full_gradients.keys() == only_gradients.keys()
+        for name, gradient in full_gradients.items():
+            torch.testing.assert_close(only_gradients[name], gradient, rtol=1e-4, atol=1e-6, msg=name)
     out = model(**batch, loss_only=True)
     assert out.logits is None and out.number_predictions is None
 
@@ -96,12 +98,15 @@ TRACED = covering_pairs(CAUSAL, ENCODINGS[:2])
 
 @pytest.mark.parametrize("backbone,encoding", TRACED)
 def test_the_training_forward_traces_as_one_graph(backbone: str, encoding: str) -> None:
-    """No data-dependent branch in the number path: torch.compile sees one graph, no break; with ``loss_only`` too
-    (first pair), whose gathers the compiler traces as the training loop asks it to (``compiled_step``)."""
+    """No data-dependent branch in the number path: torch.compile sees one graph, no break: the full forward, and
+    ``loss_only`` as a GPU runs it (every position, masked: no gather, no host sync); the CPU's gathers (first pair)
+    the compiler traces as the training loop asks it to (``compiled_step``)."""
     model, batch = tiny_model(backbone, encoding).train(), random_batch(backbone)
-    for loss_only in (False, True)[: 2 if (backbone, encoding) == TRACED[0] else 1]:
+    ways = [(False, None), (True, False), (True, True)][: 3 if (backbone, encoding) == TRACED[0] else 2]
+    for loss_only, gather_scored in ways:
+        model.gather_scored = gather_scored
         torch._dynamo.reset()
-        with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=loss_only):
+        with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=bool(gather_scored)):
             explained = torch._dynamo.explain(model)(**batch, loss_only=loss_only)
         assert (explained.graph_count, explained.graph_break_count) == (1, 0), explained.break_reasons
 

@@ -12,6 +12,7 @@ imports nothing from ``hf_numbers`` outside that folder.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -30,6 +31,11 @@ class NumberLossMixin:
 
     number_encoding: Any
     causal: bool
+    gather_scored: bool | None = None
+    """Whether ``loss_only`` gathers the scored rows before the heads; None: on the CPU only (:meth:`_losses_only`)."""
+    fused_token_loss: Callable[[torch.Tensor, torch.nn.Module, torch.Tensor], torch.Tensor] | None = None
+    """``(hidden (N, d), output embeddings, targets (N,)) -> summed cross-entropy``, ignoring -100, computed without
+    the logits in memory (a fused kernel; ``hf_numbers.training.fused_loss`` sets it); None: logits, then the loss."""
 
     def _number_head(self, hidden_states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The number head's output (float32 or wider) and its decoded float64 values; never bf16/fp16."""
@@ -104,19 +110,43 @@ class NumberLossMixin:
         numbers: torch.Tensor | None,
         scaled_numbers: bool,
     ) -> dict[str, torch.Tensor]:
-        """``forward(..., loss_only=True)``'s losses: each head runs only at the positions its loss reads."""
+        """``forward(..., loss_only=True)``'s losses, without the full outputs.
+
+        Where :meth:`_gathers_scored` (the CPU), each head runs only at the positions its loss reads; else (a
+        GPU) at every position, masked: the same losses with fixed shapes and no host sync (a gather's size is
+        one), which a compiled step needs, and where set :attr:`fused_token_loss`.
+        """
         targets = F.pad(labels[:, 1:], (0, 1), value=-100) if self.causal else labels
-        scored = targets != -100
-        token_sum = F.cross_entropy(self._token_logits(hidden_states[scored]).float(), targets[scored], reduction="sum")
-        token_loss = token_sum / scored.sum().clamp(min=1)
+        gather = self._gathers_scored(hidden_states)
+        token_loss = self._scored_token_loss(hidden_states, targets, gather)
         if self.number_encoding is None:
             return {"loss": token_loss, "token_loss": token_loss, "number_loss": torch.zeros_like(token_loss)}
         with autocast_disabled(hidden_states.device):  # the number path is never bf16/fp16
             _, number_labels, labelled = self._loss_targets(labels, number_labels, numbers, scaled_numbers)
-            head_output = self._number_head_output(hidden_states[labelled])  # the rows of the labelled numbers
-            number_loss = self.number_encoding.masked_loss(head_output, number_labels[labelled], labelled[labelled])
+            if gather:  # the rows of the labelled numbers
+                hidden_states, number_labels = hidden_states[labelled], number_labels[labelled]
+                labelled = labelled[labelled]
+            head_output = self._number_head_output(hidden_states)
+            number_loss = self.number_encoding.masked_loss(head_output, number_labels, labelled)
         loss = token_loss + self.config.number_loss_weight * number_loss
         return {"loss": loss, "token_loss": token_loss, "number_loss": number_loss}
+
+    def _gathers_scored(self, hidden_states: torch.Tensor) -> bool:
+        """Whether ``loss_only`` gathers the scored rows: ``self.gather_scored`` where set, else off CUDA only."""
+        return not hidden_states.is_cuda if self.gather_scored is None else self.gather_scored
+
+    def _scored_token_loss(self, hidden_states: torch.Tensor, targets: torch.Tensor, gather: bool) -> torch.Tensor:
+        """Mean cross-entropy of the token head at the positions whose target is not -100 (0 when there are none)."""
+        scored = targets != -100
+        if gather:
+            hidden_states, targets = hidden_states[scored], targets[scored]
+        if self.fused_token_loss is not None:
+            head = self.get_output_embeddings()
+            token_sum = self.fused_token_loss(hidden_states.flatten(0, -2), head, targets.flatten())
+        else:
+            logits = self._token_logits(hidden_states).flatten(0, -2).float()
+            token_sum = F.cross_entropy(logits, targets.flatten(), ignore_index=-100, reduction="sum")
+        return token_sum / scored.sum().clamp(min=1)
 
     def _token_loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """Mean token cross-entropy (0 when nothing is labelled); a causal LM's labels are shifted here."""

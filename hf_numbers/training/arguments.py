@@ -40,6 +40,7 @@ from ..modeling import (
     get_backbone,
     get_encoding,
 )
+from .sharding import SWITCH_WORDS, parse_fsdp
 
 PRECISIONS = ("no", "fp16", "bf16", "auto")
 NUMBER_TOKEN_LOSSES = ("none", "ntl")
@@ -71,6 +72,20 @@ DEFAULTS: dict[str, Any] = {
     "mlm_probability": 0.2,
 }
 """The value of each task-recommendable field when neither the flag nor the task sets it."""
+
+
+def parse_switch(name: str, value: bool | str) -> bool | str:
+    """A true/false/auto option's value: True, False or ``"auto"`` (``ValueError`` for anything else).
+
+    Example:
+        >>> parse_switch("torch_compile", "yes"), parse_switch("torch_compile", "auto")
+        (True, 'auto')
+    """
+    if isinstance(value, bool) or value == "auto":
+        return value
+    if str(value).strip().lower() not in SWITCH_WORDS:
+        raise ValueError(f"{name}={value!r} is unknown; allowed: true, false, auto")
+    return SWITCH_WORDS[str(value).strip().lower()]
 
 
 def _recommended(name: str, help_text: str) -> dict[str, Any]:
@@ -253,19 +268,28 @@ class NumberTrainingArguments:
             "(less memory for a slower step; transformers' gradient checkpointing, non-reentrant)."
         },
     )
-    torch_compile: bool = field(
-        default=False,
+    torch_compile: str = field(
+        default="auto",
         metadata={
-            "help": "Compile the model's training step with torch.compile (TorchInductor; on CPU it needs a C++ "
-            "compiler). The first steps, and the first of each new batch shape, wait for the compilation; "
-            "evaluation runs uncompiled. See docs/benchmarks.md (Training step) for when it pays off."
+            "help": "true, false, or auto (true on a CUDA GPU): compile the model's training step with torch.compile "
+            "(TorchInductor; on CPU it needs a C++ compiler). The first steps, and the first of each new batch "
+            "shape, wait for the compilation; evaluation runs uncompiled. See docs/benchmarks.md (Training step)."
         },
     )
-    fsdp: bool = field(
-        default=False,
+    fused_token_loss: str = field(
+        default="auto",
+        metadata={
+            "help": "true, false, or auto (true on a CUDA GPU where Liger Kernel is installed, pip install "
+            "'hf_numbers[gpu]'): the token head's cross-entropy fused with its matrix product, so a step's logits "
+            "never sit in memory. Causal models whose token head is their output embeddings."
+        },
+    )
+    fsdp: str = field(
+        default="false",
         metadata={
             "help": "Shard the model across the processes with FSDP2 (each transformer block, then the rest): each "
-            "process holds a slice of every weight and of the optimizer state. On CPU with --use_cpu true (gloo). "
+            "process holds a slice of every weight and of the optimizer state. true, false, or TrainingArguments' "
+            "words: full_shard (= true), shard_grad_op, auto_wrap, offload. On CPU with --use_cpu true (gloo). "
             "Checkpoints are sharded (torch.distributed.checkpoint) and resume with the same number of processes; "
             "final/ is gathered into one ordinary folder."
         },
@@ -409,6 +433,10 @@ class NumberTrainingArguments:
             raise ValueError(f"align_learning_rate must be a finite number > 0, got {self.align_learning_rate}")
         if not self.lora_r and (self.lora_alpha is not None or self.lora_target_modules or self.lora_dropout):
             raise ValueError("lora_alpha, lora_dropout and lora_target_modules shape LoRA adapters; set --lora_r too")
+        self.fsdp, offload = parse_fsdp(self.fsdp)  # "" when not sharding, so the field reads as a switch
+        self.fsdp_cpu_offload = self.fsdp_cpu_offload or offload
+        for name in ("torch_compile", "fused_token_loss"):
+            setattr(self, name, parse_switch(name, getattr(self, name)))
         if self.lora_r and self.fsdp:
             raise ValueError("--lora_r with --fsdp is not supported yet: train LoRA on one process or with DDP")
         if not 0.0 <= self.lora_dropout < 1.0:

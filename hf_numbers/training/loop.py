@@ -26,6 +26,8 @@ from ..modeling.encoding_base import REFUSED
 from ..strict_json import write_json
 from .arguments import NumberTrainingArguments
 from .checkpoints import TrainerState, load_checkpoint, resolve_checkpoint, save_checkpoint
+from .finite_guard import LOSS_NAMES, FiniteGuard, require_finite
+from .fused_loss import fused_token_loss
 from .number_token_loss import NumberTokenLoss
 from .reporting import describe_run, format_record, project_configuration, start_trackers, tracker_values
 from .run_folder import check_output_dir, hold_run_folder, prepare_output_dir
@@ -33,7 +35,6 @@ from .sharding import gather_model, shard_model
 
 logger = logging.getLogger(__name__)
 
-LOSS_NAMES = ("loss", "token_loss", "number_loss")
 
 
 @dataclass
@@ -79,7 +80,7 @@ def make_accelerator(args: NumberTrainingArguments) -> Accelerator:
         cpu=args.use_cpu,
         mixed_precision=resolve_mixed_precision(args),
         gradient_accumulation_steps=args.gradient_accumulation_steps,
-        dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True, data_seed=args.seed),
+        dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True, data_seed=args.seed, non_blocking=True),
         log_with=args.trackers or None,
         project_config=project_configuration(args),
     )
@@ -138,18 +139,6 @@ def check_run(args: NumberTrainingArguments) -> Path | None:
     checkpoint = resolve_checkpoint(args.resume_from_checkpoint, args.output_dir)
     check_output_dir(args.output_dir, checkpoint, args.overwrite_output_dir, args.resume_from_checkpoint == "latest")
     return checkpoint
-
-
-def _require_finite(losses: dict[str, float], step: int, where: str) -> None:
-    """Stop training with a ``FloatingPointError`` naming the losses that are NaN or infinite."""
-    bad = [name for name, value in losses.items() if not math.isfinite(value)]
-    if bad:
-        shown = ", ".join(f"{name} {value:.6g}" for name, value in losses.items())
-        raise FloatingPointError(
-            f"step {step}: {' and '.join(bad)} not finite {where} ({shown}); training stopped before this step "
-            "was applied or saved. Lower --learning_rate, clip with --max_grad_norm, or look for extreme values "
-            "in the data"
-        )
 
 
 def _losses(model: torch.nn.Module, batch: dict[str, torch.Tensor], args: NumberTrainingArguments,
@@ -278,9 +267,10 @@ def _train(
     # Its own generator: starting an epoch must not draw from the global RNG (dropout, masking), or a
     # resumed run, which starts one more epoch iterator than the original, would drift from it.
     generator = torch.Generator().manual_seed(args.seed)
+    on_gpu = accelerator.device.type == "cuda"  # pinned batches copy to it without waiting for its work
     train_loader = DataLoader(
         train_dataset, batch_size=args.per_device_train_batch_size, shuffle=True, collate_fn=collator,
-        generator=generator,
+        generator=generator, pin_memory=on_gpu,
     )
     eval_loader = None
     if eval_dataset is not None:
@@ -290,14 +280,20 @@ def _train(
     model_class = type(model)
     if args.gradient_checkpointing:  # before sharding: the blocks are wrapped where they are
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    for module in model.modules():  # the number model itself, also inside LoRA's wrapper
+        if hasattr(module, "fused_token_loss"):
+            module.fused_token_loss = fused_token_loss(module, args.fused_token_loss, accelerator.device)
+            break
     if args.fsdp:  # sharded by the loop itself (FSDP2), never wrapped in DDP: see .sharding
-        shard_model(model, accelerator, cpu_offload=args.fsdp_cpu_offload)
+        shard_model(model, accelerator, cpu_offload=args.fsdp_cpu_offload, mode=args.fsdp)
     parameters = [p for p in model.parameters() if p.requires_grad]
     if not parameters:
         raise ValueError("the model has no trainable parameters")
     from transformers.optimization import get_cosine_with_min_lr_schedule_with_warmup  # imports peft
 
-    optimizer = torch.optim.AdamW(parameters, lr=args.learning_rate, weight_decay=args.weight_decay)
+    # fused on a GPU: one kernel for every tensor, and it skips a non-finite step on the device (FiniteGuard)
+    fused = on_gpu and not args.fsdp
+    optimizer = torch.optim.AdamW(parameters, lr=args.learning_rate, weight_decay=args.weight_decay, fused=fused)
     scheduler = get_cosine_with_min_lr_schedule_with_warmup(
         optimizer, args.warmup_steps, args.max_steps, min_lr_rate=args.min_lr_ratio
     )
@@ -307,7 +303,9 @@ def _train(
         model, optimizer, train_loader = accelerator.prepare(model, optimizer, train_loader)
     if eval_loader is not None:
         eval_loader = accelerator.prepare(eval_loader)
-    step_model = compiled_step(model) if args.torch_compile else model  # training steps only: evaluation is eager
+    compiled = args.torch_compile is True or (args.torch_compile == "auto" and on_gpu)
+    step_model = compiled_step(model) if compiled else model  # training steps only: evaluation is eager
+    guard = FiniteGuard(optimizer, accelerator)
     # The scheduler stays out of accelerator.prepare (which would step it once per process): it is
     # stepped by hand, once per optimizer step, and saved by save_checkpoint.
 
@@ -318,7 +316,7 @@ def _train(
     if checkpoint is not None:
         state, saved_window = load_checkpoint(
             accelerator, checkpoint, model, optimizer, scheduler, allow_inexact=args.allow_inexact_resume,
-            sharded=args.fsdp,
+            sharded=bool(args.fsdp),
         )
         if state.global_step > args.max_steps:
             raise ValueError(
@@ -364,8 +362,7 @@ def _train(
                 step_losses += torch.stack([loss.detach().to(step_losses.dtype) for loss in losses])
                 accelerator.backward(losses[0])
                 if accelerator.sync_gradients:
-                    for process, row in enumerate(accelerator.gather(step_losses[None]).tolist()):
-                        _require_finite(dict(zip(LOSS_NAMES, row)), state.global_step + 1, f"on process {process}")
+                    guard.step(step_losses, state.global_step + 1)
                     if args.max_grad_norm > 0:
                         accelerator.clip_grad_norm_(parameters, args.max_grad_norm)
                 optimizer.step()
@@ -379,7 +376,15 @@ def _train(
             scheduler.step()
             state.global_step += 1
             progress.update(1)
-            if state.global_step % args.logging_steps == 0 or state.global_step == args.max_steps:
+            is_last = state.global_step == args.max_steps
+            evaluating = eval_loader is not None and (
+                (args.eval_steps and state.global_step % args.eval_steps == 0) or is_last
+            )
+            saving = bool(args.save_steps) and state.global_step % args.save_steps == 0
+            logging_now = state.global_step % args.logging_steps == 0 or is_last
+            if logging_now or evaluating or saving:
+                guard.check()  # the device is read here anyway: nothing non-finite is logged or saved
+            if logging_now:
                 mean = accelerator.reduce(window / state.window_steps, reduction="mean")
                 record = {"step": state.global_step, **dict(zip(LOSS_NAMES, mean.tolist()))}
                 record["learning_rate"] = scheduler.get_last_lr()[0]
@@ -388,15 +393,14 @@ def _train(
                 progress.set_postfix(loss=f"{record['loss']:.4f}")
                 window.zero_()
                 state.window_steps = 0
-            is_last = state.global_step == args.max_steps
-            if eval_loader is not None and ((args.eval_steps and state.global_step % args.eval_steps == 0) or is_last):
+            if evaluating:
                 eval_losses = _mean_loss(model, eval_loader, accelerator, args, number_token_loss)
-                _require_finite(eval_losses, state.global_step, "in evaluation")
+                require_finite(eval_losses, state.global_step, "in evaluation")
                 log({"step": state.global_step, **eval_losses})
-            if args.save_steps and state.global_step % args.save_steps == 0:
+            if saving:
                 save_checkpoint(
                     accelerator, output_dir, state, args.save_total_limit, model, optimizer, scheduler, window,
-                    save_with, sharded=args.fsdp,
+                    save_with, sharded=bool(args.fsdp),
                 )
             if is_last:
                 break

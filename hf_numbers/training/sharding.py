@@ -22,6 +22,44 @@ import torch.distributed as dist
 from accelerate import Accelerator
 from accelerate.utils import convert_outputs_to_fp32
 
+FSDP_WORDS = {
+    "full_shard": "each process holds a slice of every weight; blocks gather theirs for forward and backward",
+    "shard_grad_op": "as full_shard, but a block keeps its gathered weights from forward to backward (ZeRO-2)",
+    "auto_wrap": "each transformer block its own unit (what --fsdp always does)",
+    "offload": "the shards, gradients and optimizer step on the CPU (as --fsdp_cpu_offload true)",
+}
+"""The words of ``TrainingArguments``' ``--fsdp`` that :func:`parse_fsdp` maps onto FSDP2."""
+SWITCH_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False, "": False}
+
+
+def parse_fsdp(value: bool | str) -> tuple[str, bool]:
+    """``--fsdp``'s value as (mode, offload): mode ``""`` (no sharding), ``"full_shard"`` or ``"shard_grad_op"``.
+
+    Takes a switch (``true``/``false``) or ``TrainingArguments``' spellings: space-separated words of
+    :data:`FSDP_WORDS`. ``ValueError`` names a word FSDP2 here cannot do (``no_shard``, ``hybrid_shard``: a mesh
+    of replicas) or does not know.
+
+    Example:
+        >>> parse_fsdp("full_shard auto_wrap"), parse_fsdp(True), parse_fsdp("shard_grad_op offload")
+        (('full_shard', False), ('full_shard', False), ('shard_grad_op', True))
+    """
+    if isinstance(value, bool) or str(value).strip().lower() in SWITCH_WORDS:
+        on = value if isinstance(value, bool) else SWITCH_WORDS[str(value).strip().lower()]
+        return ("full_shard" if on else ""), False
+    words = str(value).lower().split()
+    unknown = [word for word in words if word not in FSDP_WORDS]
+    if unknown:
+        raise ValueError(
+            f"--fsdp {value!r}: {', '.join(unknown)} cannot be done here (FSDP2 over all processes: no hybrid "
+            f"sharding across nodes, no no_shard; use DDP for that); allowed: true, false or words of "
+            f"{', '.join(FSDP_WORDS)}"
+        )
+    modes = [word for word in words if word in ("full_shard", "shard_grad_op")]
+    if len(modes) > 1:
+        raise ValueError(f"--fsdp {value!r} names two sharding modes; choose full_shard or shard_grad_op")
+    return (modes[0] if modes else "full_shard"), "offload" in words
+
+
 DCP_DIR = "dcp"
 """The subfolder of a checkpoint that holds the DCP shards of model and optimizer."""
 
@@ -67,13 +105,16 @@ def _process_group_ready(accelerator: Accelerator) -> None:
     dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1)
 
 
-def shard_model(model: torch.nn.Module, accelerator: Accelerator, cpu_offload: bool = False) -> torch.nn.Module:
+def shard_model(
+    model: torch.nn.Module, accelerator: Accelerator, cpu_offload: bool = False, mode: str = "full_shard"
+) -> torch.nn.Module:
     """Shard ``model`` in place with FSDP2 across Accelerate's processes: each block, then the root.
 
     The weights are first made those of process 0, as DDP does. Under bf16 the forward runs under autocast
     and the blocks gather bf16 weights and reduce gradients in fp32, while the root keeps fp32 weights so
     that numbers are read and written at full precision; fp16 is refused (no sharded gradient scaler).
-    ``cpu_offload`` (GPU only) keeps the shards, their gradients and the optimizer step on the CPU.
+    ``cpu_offload`` (GPU only) keeps the shards, their gradients and the optimizer step on the CPU;
+    ``mode`` ``shard_grad_op`` keeps each block's gathered weights from its forward to its backward.
 
     Example:
         >>> model = shard_model(model, accelerator)  # doctest: +SKIP
@@ -96,7 +137,8 @@ def shard_model(model: torch.nn.Module, accelerator: Accelerator, cpu_offload: b
     bf16 = accelerator.mixed_precision == "bf16"
     block_precision = MixedPrecisionPolicy(torch.bfloat16, torch.float32) if bf16 else MixedPrecisionPolicy()
     for block in blocks:
-        fully_shard(block, mesh=mesh, offload_policy=offload, mp_policy=block_precision)
+        fully_shard(block, mesh=mesh, offload_policy=offload, mp_policy=block_precision,
+                    reshard_after_forward=mode == "full_shard")
     fully_shard(model, mesh=mesh, offload_policy=offload)
     if bf16:
         model.forward = convert_outputs_to_fp32(accelerator.autocast()(model.forward))

@@ -1,0 +1,69 @@
+"""A stop at the first non-finite loss that costs the GPU no host sync per step.
+
+Checking a loss on the host (``.tolist()``) makes the CPU wait for the GPU every step. With a fused AdamW
+the check moves onto the device: the step's ``found_inf`` (read by the fused kernel, as under a gradient
+scaler) is set from the losses of every process, so a non-finite step, and every step after it, changes
+no weight and no optimizer state; the guard raises the next time the loop reads the device anyway (a log,
+an evaluation, a checkpoint, the end). Another optimizer is checked at once, one sync per step.
+
+Example:
+    >>> guard = FiniteGuard(optimizer, accelerator)  # doctest: +SKIP
+    >>> guard.step(step_losses, step)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from accelerate import Accelerator
+
+LOSS_NAMES = ("loss", "token_loss", "number_loss")
+
+
+def require_finite(losses: dict[str, float], step: int, where: str) -> None:
+    """Stop training with a ``FloatingPointError`` naming the losses that are NaN or infinite."""
+    bad = [name for name, value in losses.items() if not math.isfinite(value)]
+    if bad:
+        shown = ", ".join(f"{name} {value:.6g}" for name, value in losses.items())
+        raise FloatingPointError(
+            f"step {step}: {' and '.join(bad)} not finite {where} ({shown}); training stopped before this step "
+            "was applied or saved. Lower --learning_rate, clip with --max_grad_norm, or look for extreme values "
+            "in the data"
+        )
+
+
+class FiniteGuard:
+    """Stops training at the first step whose losses (on any process) are NaN or infinite; see the module."""
+
+    def __init__(self, optimizer: torch.optim.Optimizer, accelerator: Accelerator):
+        self.accelerator = accelerator
+        self.optimizer = getattr(optimizer, "optimizer", optimizer)  # Accelerate's wrapper holds the real one
+        self.on_device = bool(self.optimizer.defaults.get("fused"))
+        device = accelerator.device
+        self.stopped = torch.zeros((), dtype=torch.float32, device=device)  # the fused kernel's found_inf
+        self.first = torch.full((4,), math.nan, dtype=torch.float64, device=device)  # step, then its losses
+
+    def step(self, step_losses: torch.Tensor, step: int) -> None:
+        """Look at this optimizer step's summed losses before it is applied (``step`` counts from 1)."""
+        if not self.on_device:
+            for process, row in enumerate(self.accelerator.gather(step_losses[None]).tolist()):
+                require_finite(dict(zip(LOSS_NAMES, row)), step, f"on process {process}")
+            return
+        bad = (~torch.isfinite(step_losses).all()).to(torch.float32)
+        bad = self.accelerator.reduce(bad, reduction="sum") if self.accelerator.num_processes > 1 else bad
+        newly = (bad > 0) & (self.stopped == 0)
+        self.first = torch.where(newly, torch.cat([step_losses.new_tensor([step]), step_losses]), self.first)
+        self.stopped = torch.maximum(self.stopped, (bad > 0).to(torch.float32))
+        self.optimizer.found_inf = self.stopped
+
+    def check(self) -> None:
+        """Raise for the first non-finite step seen (a host sync: call it where the loop reads the device)."""
+        if not self.on_device:
+            return
+        rows = self.accelerator.gather(self.first[None]).tolist()
+        for process, (step, *losses) in enumerate(rows):
+            if not math.isnan(step):
+                require_finite(dict(zip(LOSS_NAMES, losses)), int(step), f"on process {process}")
+        if self.stopped.item():  # another process's losses stopped it: the row above names that one
+            raise FloatingPointError("training stopped: a step's losses were not finite on another process")
