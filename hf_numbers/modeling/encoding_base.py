@@ -58,7 +58,9 @@ def refuse_where(bad: torch.Tensor, message: Callable[[], str]) -> None:
 
 def autocast_disabled(device: torch.device) -> contextlib.AbstractContextManager:
     """A context turning ``torch.autocast`` off on ``device`` (a no-op where autocast is not on)."""
-    if torch.amp.is_autocast_available(device.type) and torch.is_autocast_enabled(device.type):
+    # is_autocast_available does not trace (a graph break in torch 2.11); a compiled device type has autocast
+    available = torch.compiler.is_compiling() or torch.amp.is_autocast_available(device.type)
+    if available and torch.is_autocast_enabled(device.type):
         return torch.autocast(device.type, enabled=False)
     return contextlib.nullcontext()
 

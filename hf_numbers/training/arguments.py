@@ -277,11 +277,11 @@ class NumberTrainingArguments:
         },
     )
     fused_token_loss: str = field(
-        default="auto",
+        default="false",
         metadata={
-            "help": "true, false, or auto (true on a CUDA GPU where Liger Kernel is installed, pip install "
+            "help": "true, false, or auto (where it can run: a CUDA GPU with Liger Kernel, pip install "
             "'hf_numbers[gpu]'): the token head's cross-entropy fused with its matrix product, so a step's logits "
-            "never sit in memory. Causal models whose token head is their output embeddings."
+            "never sit in memory. Causal models whose token head is their output embeddings; not yet timed."
         },
     )
     fsdp: str = field(

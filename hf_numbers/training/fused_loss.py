@@ -4,6 +4,9 @@ A causal LM's token loss otherwise materialises the logits of a step (batch x le
 GiB in bf16 for GPT-2 at 16 x 1024) and a float32 copy; Liger's fused linear cross-entropy computes it in
 chunks on the GPU. Optional: ``pip install 'hf_numbers[gpu]'`` (liger-kernel, which needs Triton and CUDA).
 Used where the model's token head is its output embeddings (a plain linear map, as GPT-2's and Llama's).
+Off by default: it gives the unfused loss and gradients on an H200 (tests/test_gpu_step.py), but it has not
+been timed yet (it did not trace under torch.compile, so it runs outside the compiled graph, and it reads
+its count of labelled tokens on the host, one sync per step).
 
 Example:
     >>> model.fused_token_loss = fused_token_loss(model, args.fused_token_loss, device)  # doctest: +SKIP
@@ -17,6 +20,7 @@ from collections.abc import Callable
 import torch
 
 
+@torch.compiler.disable  # Liger fails to trace under torch.compile 2.11 (addmm with out_dtype): run it eager
 def liger_token_loss(hidden: torch.Tensor, head: torch.nn.Module, targets: torch.Tensor) -> torch.Tensor:
     """Summed cross-entropy of ``head(hidden)`` against ``targets`` (-100 ignored), without the logits."""
     from liger_kernel.transformers.functional import liger_fused_linear_cross_entropy
