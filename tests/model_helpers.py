@@ -11,6 +11,8 @@ import pytest
 import torch
 
 from hf_numbers import BACKBONES, NUMBER_ENCODINGS_REGISTRY
+from hf_numbers.modeling.checks import checked_input_numbers
+from hf_numbers.modeling.encoding_base import refuse_where
 from hf_numbers.training import NumberTrainingArguments
 
 ENCODINGS = tuple(name for name, cls in NUMBER_ENCODINGS_REGISTRY.items() if cls.has_number_module)
@@ -162,3 +164,15 @@ needs_smollm2 = pytest.mark.skipif(SMOLLM2 is None or importlib.util.find_spec("
 
 def smollm2_folder() -> str:
     return str(Path(SMOLLM2.origin).parent)
+
+
+def check_input_numbers(encoding, values: torch.Tensor) -> None:
+    """A model's check of ``values`` as the values of number tokens (``ValueError`` naming a refused one)."""
+    ids = torch.zeros(values.shape, dtype=torch.long)
+    checked_input_numbers(ids, values, torch.ones(values.shape, dtype=torch.bool), encoding, [0])
+
+
+def check_number_labels(encoding, labels: torch.Tensor, mask: torch.Tensor) -> None:
+    """A model's check of ``labels`` at ``mask`` as number labels (``ValueError`` naming a refused one)."""
+    bad = encoding.refused(labels, mask)
+    refuse_where(bad, lambda: f"number_labels {encoding.describe_refused(labels, bad)}")

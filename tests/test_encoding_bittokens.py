@@ -12,7 +12,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from model_helpers import one_thread, tiny_config
+from model_helpers import check_input_numbers, one_thread, tiny_config
 
 from hf_numbers import NumberGPT2Config, build_number_encoding, get_encoding
 
@@ -65,7 +65,7 @@ def test_every_finite_float64_decodes_back_exactly_from_its_bits(x: float) -> No
 def test_normal_subnormal_negative_zero_and_large_values_round_trip_exactly() -> None:
     enc = encoding()
     values = column(*EDGES)
-    enc.check_numbers(values, torch.ones(len(values), dtype=torch.bool))  # every finite float64 is accepted
+    check_input_numbers(enc, values)  # every finite float64 is accepted
     decoded = enc.decode(logits_of(enc, values)[None])[0]  # any leading shape: (1, N)
     assert decoded.dtype == F64 and same_floats(decoded, values)
 
@@ -94,13 +94,12 @@ def test_infinity_and_nan_bit_patterns_decode_to_the_largest_finite_value_with_t
 
 
 def test_nan_and_infinity_are_refused_and_float32_precision_refuses_values_beyond_float32() -> None:
-    is_num = torch.tensor([True])
     for bad in (math.nan, math.inf, -math.inf):
         with pytest.raises(ValueError, match=re.escape(f"holds {bad!r}") + ".*finite float64 values"):
-            encoding().check_numbers(column(bad), is_num)
-    encoding().check_numbers(column(1e300), is_num)
+            check_input_numbers(encoding(), column(bad))
+    check_input_numbers(encoding(), column(1e300))
     with pytest.raises(ValueError, match=r"holds 1e\+39 .*finite float32 values, \|x\| <= 3.4028235e\+38"):
-        encoding(bittokens_precision="float32").check_numbers(column(1e39), is_num)
+        check_input_numbers(encoding(bittokens_precision="float32"), column(1e39))
     values = np.array([1.0, 1e39, -1e300, math.nan, math.inf])
     out, words = get_encoding("bittokens").data_out_of_range(values, {}, hidden_size=32)
     assert out.tolist() == [False, False, False, True, True] and words == "finite float64 values"
@@ -135,15 +134,15 @@ def test_the_loss_is_the_mean_bce_per_bit_and_the_weighted_loss_favours_signific
     mask = torch.tensor([True])
     undecided = torch.zeros(1, 64)  # every bit at probability 1/2: ln 2 each, whatever the weights
     for weighted in (False, True):
-        loss = encoding(bittokens_weighted_loss=weighted).loss(undecided, column(3.0), mask)
+        loss = encoding(bittokens_weighted_loss=weighted).masked_loss(undecided, column(3.0), mask)
         assert loss.item() == pytest.approx(math.log(2), rel=1e-6)
     enc, weighted = encoding(), encoding(bittokens_weighted_loss=True)
     assert weighted.bit_weights().tolist()[:2] == pytest.approx([64 / 32.5, 63 / 32.5])  # n .. 1 over their mean
     wrong_sign = logits_of(enc, column(3.0))
     wrong_sign[0, 0] *= -1  # says -3.0: only the sign bit is wrong, with logit 5
     sign_bce = math.log1p(math.exp(5)) + 63 * math.log1p(math.exp(-5))
-    assert enc.loss(wrong_sign, column(3.0), mask).item() == pytest.approx(sign_bce / 64, rel=1e-5)
-    assert weighted.loss(wrong_sign, column(3.0), mask) > enc.loss(wrong_sign, column(3.0), mask)
+    assert enc.masked_loss(wrong_sign, column(3.0), mask).item() == pytest.approx(sign_bce / 64, rel=1e-5)
+    assert weighted.masked_loss(wrong_sign, column(3.0), mask) > enc.masked_loss(wrong_sign, column(3.0), mask)
 
 
 def test_the_head_is_linear_or_an_mlp_through_half_the_width() -> None:

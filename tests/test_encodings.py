@@ -13,7 +13,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from model_helpers import ENCODINGS, VALUES, one_thread, tiny_config
+from model_helpers import ENCODINGS, VALUES, check_input_numbers, check_number_labels, one_thread, tiny_config
 
 from hf_numbers import (
     NUMBER_ENCODINGS,
@@ -94,7 +94,7 @@ def test_fitted_options_represent_every_value(name: str) -> None:
     values = column(*VALUES, -0.001, 98765.4321)
     fitted = get_encoding(name).fit_options(values.numpy())
     assert set(fitted) == {option.name for option in get_encoding(name).options if option.fitted}
-    encoding(name, n_embd=64, **fitted).check_numbers(values, torch.ones(len(values), dtype=torch.bool))
+    check_input_numbers(encoding(name, n_embd=64, **fitted), values)
 
 
 @pytest.mark.parametrize("name", NUMBER_ENCODINGS)
@@ -107,7 +107,7 @@ def test_data_out_of_range_agrees_with_the_encoding_fitted_on_the_rest(name: str
     if get_encoding(name).has_number_module:  # the model's own check accepts every value the data check kept
         scaler = NumberScaler("standard" if get_encoding(name).needs_scaling else "identity").fit(kept)
         module = encoding(name, n_embd=64, **get_encoding(name).fit_options(kept))
-        module.check_numbers(torch.from_numpy(scaler.transform(kept)), torch.ones(len(kept), dtype=torch.bool))
+        check_input_numbers(module, torch.from_numpy(scaler.transform(kept)))
 
 
 def test_fitted_options_are_tight() -> None:
@@ -179,20 +179,19 @@ def test_fone_readout_is_normalised_and_its_loss_sums_the_places() -> None:
     hidden = torch.randn(2, 3, 32)
     assert torch.allclose(enc.head(hidden), enc.head(5 * hidden + 2), atol=1e-5)
     uniform = torch.zeros(1, 10 * enc.places + 1)  # every digit equally likely, sign undecided
-    loss = enc.loss(uniform[:, None], column(12.5)[:, None], torch.tensor([[True]]))
+    loss = enc.masked_loss(uniform[:, None], column(12.5)[:, None], torch.tensor([[True]]))
     assert loss.item() == pytest.approx(enc.places * math.log(10) + math.log(2), rel=1e-6)
 
 
 def test_fone_rejects_more_digits_than_configured() -> None:
     enc = encoding("fone")
-    is_num = torch.tensor([True])
-    enc.check_numbers(column(9999.99), is_num)
-    enc.check_numbers(column(0.1 + 0.2), is_num)  # float noise below the last place is not a digit
+    check_input_numbers(enc, column(9999.99))
+    check_input_numbers(enc, column(0.1 + 0.2))  # float noise below the last place is not a digit
     for too_large in (12345.0, 10000.0, 9999.999999999999):  # the last one rounds to 10^4
         with pytest.raises(ValueError, match=r"\|x\| < 10\^4 and at most 2 fractional digits"):
-            enc.check_numbers(column(too_large), is_num)
+            check_input_numbers(enc, column(too_large))
     with pytest.raises(ValueError, match="1.234"):
-        enc.check_numbers(column(1.234), is_num)
+        check_input_numbers(enc, column(1.234))
 
 
 def test_fone_hidden_size_must_fit_features() -> None:
@@ -228,7 +227,7 @@ def test_float_decode_saturates_inf_and_nan_patterns(word: int) -> None:
 
 def test_float_rejects_values_beyond_float32() -> None:
     with pytest.raises(ValueError, match="finite float32"):
-        encoding("float").check_numbers(column(1e39), torch.tensor([True]))
+        check_input_numbers(encoding("float"), column(1e39))
 
 
 # ---------------------------------------------------------------------- xVal
@@ -250,7 +249,7 @@ def test_xval_head_is_a_scalar_mlp_with_mse() -> None:
     assert [type(m).__name__ for m in enc.mlp] == ["Linear", "GELU", "Linear"]
     assert enc.mlp[0].out_features == 32 and enc.mlp[0].bias is not None
     outputs = torch.tensor([[1.0, 2.0]], requires_grad=True)
-    loss = enc.loss(outputs, torch.tensor([[3.0, 2.0]], dtype=F64), torch.tensor([[True, True]]))
+    loss = enc.masked_loss(outputs, torch.tensor([[3.0, 2.0]], dtype=F64), torch.tensor([[True, True]]))
     assert loss.item() == pytest.approx(2.0)
     assert enc.decode(outputs).dtype == F64
 
@@ -273,10 +272,10 @@ def test_exponent_bins_and_centres() -> None:
 
 def test_exponent_rejects_magnitudes_outside_the_bins() -> None:
     enc = encoding("exponent")
-    enc.check_numbers(column(0.0, 1e-2, -1e4), torch.tensor([True, True, True]))
+    check_input_numbers(enc, column(0.0, 1e-2, -1e4))
     for bad in (1e-3, -1e5):
         with pytest.raises(ValueError, match=r"0 or finite values with 0.01 <= \|x\| <= 10000"):
-            enc.check_numbers(column(bad), torch.tensor([True]))
+            check_input_numbers(enc, column(bad))
 
 
 # ---------------------------------------------------------------------- all encodings
@@ -286,7 +285,7 @@ def test_embed_touches_only_number_positions(name: str) -> None:
     embeds = torch.randn(2, 4, 32)
     numbers = torch.tensor([[12.5, float("nan"), -3.25, 1.0], [0.0, 7.0, float("inf"), 150.0]], dtype=F64)
     is_num = torch.tensor([[True, False, True, False], [True, True, False, True]])
-    enc.check_numbers(numbers, is_num)  # non-finite fill values at other positions are never read
+    assert not enc.refused(numbers, is_num).any()  # non-finite fill values at other positions are never read
     out = enc.embed(embeds, numbers, is_num)
     assert torch.equal(out[~is_num], embeds[~is_num])
     assert torch.isfinite(out).all() and not torch.equal(out[is_num], embeds[is_num])
@@ -296,7 +295,7 @@ def test_embed_touches_only_number_positions(name: str) -> None:
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
 def test_non_finite_numbers_are_value_errors(name: str, bad: float) -> None:
     with pytest.raises(ValueError, match=f"input_numbers holds {bad!r} at a number position"):
-        encoding(name).check_numbers(column(1.5, bad), torch.tensor([True, True]))
+        check_input_numbers(encoding(name), column(1.5, bad))
 
 
 @pytest.mark.parametrize("name", ENCODINGS)
@@ -304,7 +303,7 @@ def test_loss_is_zero_with_a_graph_when_nothing_is_labelled(name: str) -> None:
     enc = encoding(name)
     head_output = enc.head(torch.randn(2, 3, 32, requires_grad=True))
     labels = torch.full((2, 3), float("nan"), dtype=F64)  # unlabelled positions are never read
-    loss = enc.loss(head_output, labels, torch.zeros(2, 3, dtype=torch.bool))
+    loss = enc.masked_loss(head_output, labels, torch.zeros(2, 3, dtype=torch.bool))
     assert loss.item() == 0 and loss.requires_grad
     loss.backward()
 
@@ -315,11 +314,11 @@ def test_loss_is_finite_and_decode_has_one_value_per_position(name: str) -> None
     head_output = enc.head(torch.randn(2, 3, 32))
     labels = column(*VALUES[:6]).view(2, 3)
     mask = torch.tensor([[True, False, True], [True, True, False]])
-    assert torch.isfinite(enc.loss(head_output, labels, mask))
+    assert torch.isfinite(enc.masked_loss(head_output, labels, mask))
     decoded = enc.decode(head_output)
     assert decoded.shape == (2, 3) and decoded.dtype == F64 and torch.isfinite(decoded).all()
     with pytest.raises(ValueError, match="number_labels holds nan"):
-        enc.loss(head_output, labels.masked_fill(mask, float("nan")), mask)
+        check_number_labels(enc, labels.masked_fill(mask, float("nan")), mask)
 
 
 def _fone_truth(enc, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -348,5 +347,5 @@ def test_loss_is_lowest_at_the_truth(name: str) -> None:
     values = column(12.5, -3.25, 150.0)
     right, wrong, decoded = TRUTHS[name](enc, values)
     mask = torch.ones(3, dtype=torch.bool)
-    assert enc.loss(right, values, mask) < 0.1 < enc.loss(wrong, values, mask)
+    assert enc.masked_loss(right, values, mask) < 0.1 < enc.masked_loss(wrong, values, mask)
     assert enc.decode(right).tolist() == decoded.tolist()

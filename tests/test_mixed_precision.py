@@ -77,7 +77,7 @@ def check_number_path_in_float32(out, enc, head_input: torch.Tensor, targets: to
     gradients after backward (also tests/test_gpu.py on CUDA)."""
     with torch.no_grad():
         head_output = enc.head(head_input)
-        expected_loss = enc.loss(head_output.double(), targets, mask)
+        expected_loss = enc.masked_loss(head_output.double(), targets, mask)
     assert out.number_predictions.dtype == torch.float64
     assert torch.equal(out.number_predictions, enc.decode(head_output))
     assert mask.any() and torch.isfinite(out.number_loss) and torch.isfinite(out.loss)

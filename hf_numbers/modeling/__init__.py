@@ -4,7 +4,6 @@ import transformers
 from transformers import AutoConfig, AutoModel, AutoTokenizer
 
 from .backbones import (
-    BACKBONE_CLASSES,
     BACKBONES,
     BYTE_LEVEL_BPE,
     METASPACE_BPE,
@@ -93,7 +92,6 @@ def register_auto_classes() -> None:
 __all__ = [
     "NEUTRAL_NUMBER",
     "BACKBONES",
-    "BACKBONE_CLASSES",
     "BYTE_LEVEL_BPE",
     "NUMBER_ENCODINGS",
     "NUMBER_ENCODINGS_REGISTRY",

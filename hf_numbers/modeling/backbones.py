@@ -35,7 +35,6 @@ from .tokenization_number_modernbert import MODERNBERT_SPECIAL_TOKENS, NumberMod
 
 __all__ = [
     "BACKBONES",
-    "BACKBONE_CLASSES",
     "BYTE_LEVEL_BPE",
     "METASPACE_BPE",
     "WORDPIECE",
@@ -283,12 +282,6 @@ BACKBONES: dict[str, BackboneSpec] = {
     )
 }
 """Every backbone by name."""
-
-BACKBONE_CLASSES: dict[str, tuple[type, type, type]] = {
-    name: (spec.config_class, spec.model_class, spec.tokenizer_class) for name, spec in BACKBONES.items()
-}
-"""Config, model and tokenizer class of each backbone (for code written before :data:`BACKBONES`)."""
-
 
 def get_backbone(name: str) -> BackboneSpec:
     """The spec of the backbone ``name``; ``ValueError`` listing the known backbones otherwise.

@@ -214,17 +214,6 @@ class NumberEncoding(nn.Module, abc.ABC):
         finite = torch.isfinite(values)
         return is_num & ~(finite & ~self._out_of_range(torch.where(finite, values, FILLER)))
 
-    def check_numbers(self, numbers: torch.Tensor, is_num: torch.Tensor) -> None:
-        """Raise ``ValueError`` if a value of ``input_numbers`` at an ``is_num`` position is non-finite or out of range.
-
-        Example:
-            >>> enc.check_numbers(torch.tensor([[float("nan")]]), torch.tensor([[True]]))  # doctest: +SKIP
-            Traceback (most recent call last):
-            ValueError: input_numbers holds nan at a number position ...
-        """
-        bad = self.refused(numbers, is_num)
-        refuse_where(bad, lambda: f"input_numbers {self.describe_refused(numbers, bad)}")
-
     def describe_refused(self, numbers: torch.Tensor, bad: torch.Tensor) -> str:
         """What ``numbers`` holds at the ``bad`` positions (the first value, the count) and what this encoding accepts.
 
@@ -242,7 +231,7 @@ class NumberEncoding(nn.Module, abc.ABC):
     def embed(self, inputs_embeds: torch.Tensor, numbers: torch.Tensor, is_num: torch.Tensor) -> torch.Tensor:
         """Token embeddings ``(B, L, H)`` with the number embedding at ``is_num`` positions, others untouched.
 
-        ``numbers`` must have passed :meth:`check_numbers` (other positions are never read). The number
+        ``numbers`` must have passed :meth:`refused` (other positions are never read). The number
         embeddings are computed with autocast off, from float32 (or float64) token embeddings, then cast to
         the dtype of ``inputs_embeds``, saturating at its largest finite value (fp16: 65504) instead of
         becoming inf. Eager, only the number positions are computed (an encoding's MLP costs per position);
@@ -268,20 +257,9 @@ class NumberEncoding(nn.Module, abc.ABC):
             return torch.where(is_num[..., None], new.view_as(inputs_embeds), inputs_embeds)
         return inputs_embeds.index_put((is_num,), new)
 
-    def loss(self, head_output: torch.Tensor, number_labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Mean number loss over the ``mask`` positions; 0 (still part of the graph) when ``mask`` is empty.
-
-        ``ValueError`` first if a value of ``number_labels`` at ``mask`` is non-finite or out of range.
-
-        Example:
-            >>> loss = enc.loss(enc.head(hidden), labels, labels_are_numbers)  # doctest: +SKIP
-        """
-        bad = self.refused(number_labels, mask)
-        refuse_where(bad, lambda: f"number_labels {self.describe_refused(number_labels, bad)}")
-        return self.masked_loss(head_output, number_labels, mask)
-
     def masked_loss(self, head_output: torch.Tensor, number_labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """:meth:`loss` of checked labels: the item losses at every position (fixed shapes), averaged over ``mask``.
+        """Mean number loss over the ``mask`` positions of labels already checked (:meth:`refused`): the item losses at
+        every position (fixed shapes), averaged over ``mask``; 0 (still part of the graph) when ``mask`` is empty.
 
         ``head_output`` may also hold only the selected rows (``(N, ...)``, with ``number_labels`` and ``mask``
         of shape ``(N,)``). Labels elsewhere than ``mask`` are never read.
