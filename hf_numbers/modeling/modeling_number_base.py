@@ -28,7 +28,7 @@ from transformers.utils import ModelOutput
 from transformers.utils.generic import can_return_tuple
 
 from .checks import NUMBER_MODULE_PREFIX, NUMBER_MODULES, check_number_weights, checked_input_numbers, saved_config_dict
-from .encoding_base import NumberEncoding, autocast_disabled
+from .encoding_base import NumberEncoding
 from .encoding_digits import DigitValueEmbedding
 from .encoding_registry import build_digit_values, build_number_encoding
 from .hub_card import NumberModelCardMixin
@@ -415,33 +415,24 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         hidden_states = slice_logits_to_keep(outputs.last_hidden_state, logits_to_keep)
         causal = {CACHE_NAME: getattr(outputs, CACHE_NAME)} if self.causal else {}
         if loss_only:
-            losses = self._losses_only(hidden_states, labels, number_labels, numbers, scaled_numbers)
+            losses = self._losses(hidden_states, labels, number_labels, numbers, scaled_numbers)
             return self.output_class(**losses, **causal, hidden_states=outputs.hidden_states,
                                      attentions=outputs.attentions)
         logits = self._token_logits(hidden_states)
-        loss = token_loss = number_loss = number_predictions = None
-        if self.number_encoding is None:
-            if labels is not None:
-                loss = token_loss = self._token_loss(logits, labels)
-                number_loss = torch.zeros_like(token_loss)
-        elif number_head:
+        losses = dict.fromkeys(("loss", "token_loss", "number_loss"))
+        head_output = number_predictions = None
+        if self.number_encoding is not None and number_head:
             head_output, number_predictions = self._number_head(hidden_states)
             if not scaled_numbers:
                 number_predictions = self.number_scaling.inverse(number_predictions)
-            if labels is not None:
-                with autocast_disabled(hidden_states.device):  # the number path is never bf16/fp16
-                    token_loss, number_loss = self._losses(
-                        logits, head_output, labels, number_labels, numbers, scaled_numbers
-                    )
-                loss = token_loss + self.config.number_loss_weight * number_loss
+        if labels is not None:
+            losses = self._losses(hidden_states, labels, number_labels, numbers, scaled_numbers, logits, head_output)
         if not number_head:
             causal["head_hidden_states"] = hidden_states
         return self.output_class(
-            loss=loss,
+            **losses,
             logits=logits,
             number_predictions=number_predictions,
-            token_loss=token_loss,
-            number_loss=number_loss,
             **causal,
             hidden_states=outputs.hidden_states,
             attentions=outputs.attentions,

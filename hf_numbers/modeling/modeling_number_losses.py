@@ -2,9 +2,9 @@
 
 The loss is ``token cross-entropy + number_loss_weight * number loss``; the number loss is the encoding's,
 over the positions whose label (a causal LM's shifted by one) is a number token, with the labelled values
-checked first. ``forward(..., loss_only=True)`` (training) runs each head only at the positions its loss
-reads (:meth:`NumberLossMixin._losses_only`); a full forward runs them everywhere. The number head, its
-loss and decoding run with autocast off (float32 or wider, never bf16/fp16).
+checked first. One path computes it (:meth:`NumberLossMixin._losses`), from a full forward's outputs or, with
+``forward(..., loss_only=True)`` (training), running each head only where its loss reads it. The number
+head, its loss and decoding run with autocast off (float32 or wider, never bf16/fp16).
 
 This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
 imports nothing from ``hf_numbers`` outside that folder.
@@ -32,7 +32,7 @@ class NumberLossMixin:
     number_encoding: Any
     causal: bool
     gather_scored: bool | None = None
-    """Whether ``loss_only`` gathers the scored rows before the heads; None: on the CPU only (:meth:`_losses_only`)."""
+    """Whether ``loss_only`` gathers the scored rows before the heads; None: on the CPU only (:meth:`_losses`)."""
     fused_token_loss: Callable[[torch.Tensor, torch.nn.Module, torch.Tensor], torch.Tensor] | None = None
     """``(hidden (N, d), output embeddings, targets (N,)) -> summed cross-entropy``, ignoring -100, computed without
     the logits in memory (a fused kernel; ``hf_numbers.training.fused_loss`` sets it); None: logits, then the loss."""
@@ -53,30 +53,35 @@ class NumberLossMixin:
         self,
         labels: torch.Tensor,
         number_labels: Any,
-        numbers: torch.Tensor,
+        numbers: torch.Tensor | None,
         scaled_numbers: bool,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """What position ``t`` is scored on: its token label, its number label in the model's units (float64; a
-        causal LM's shifted by one, as ``_token_loss`` shifts them) and whether that label is a number token.
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+        """What position ``t`` is scored on: its token label, its number label in the model's units (float64) and
+        whether that label is a number token (the last two None without a number encoding). A causal LM's labels
+        are shifted here, the one place: position ``t`` predicts token ``t + 1`` (the labels move, not the logits).
 
         ``ValueError`` where a labelled value is one the encoding refuses, named as the model sees it (scaled).
         """
+        if self.causal:
+            labels = F.pad(labels[:, 1:], (0, 1), value=-100)
+        if self.number_encoding is None:  # a text encoding: its numbers are tokens
+            return labels, None, None
         scaled = False
         if number_labels is None and self.causal:
-            number_labels = numbers  # the inputs' values, in the model's units already
+            number_labels = numbers[:, 1:]  # the inputs' values, in the model's units already
         elif number_labels is not None:
             number_labels = to_float64(number_labels, labels.device)
+            if number_labels.shape != labels.shape:
+                raise ValueError(
+                    f"number_labels has shape {tuple(number_labels.shape)} but labels has shape "
+                    f"{tuple(labels.shape)}; they must match"
+                )
+            number_labels = number_labels[:, 1:] if self.causal else number_labels
             scaled = not scaled_numbers and not self.number_scaling.is_identity
             if scaled:  # the encoding's range is in the model's units
                 number_labels = self.number_scaling.transform(number_labels)
-        if number_labels is not None and number_labels.shape != labels.shape:
-            raise ValueError(
-                f"number_labels has shape {tuple(number_labels.shape)} but labels has shape "
-                f"{tuple(labels.shape)}; they must match"
-            )
-        if self.causal:  # shift the labels, not the (large) logits: position t predicts token t + 1
-            labels = F.pad(labels[:, 1:], (0, 1), value=-100)
-            number_labels = F.pad(number_labels[:, 1:], (0, 1), value=NEUTRAL_NUMBER)
+        if number_labels is not None and self.causal:
+            number_labels = F.pad(number_labels, (0, 1), value=NEUTRAL_NUMBER)
         labelled_numbers = self.number_mask(labels)
         if number_labels is None:
             refuse_where(labelled_numbers, lambda: "labels contain number tokens but number_labels is None; pass "
@@ -89,45 +94,34 @@ class NumberLossMixin:
 
     def _losses(
         self,
-        logits: torch.Tensor,
-        head_output: torch.Tensor,
-        labels: torch.Tensor,
-        number_labels: Any,
-        numbers: torch.Tensor,
-        scaled_numbers: bool,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Token cross-entropy and number loss (both means; 0 when nothing is labelled)."""
-        token_loss = self._token_loss(logits, labels)
-        _, number_labels, labelled_numbers = self._loss_targets(labels, number_labels, numbers, scaled_numbers)
-        number_loss = self.number_encoding.masked_loss(head_output, number_labels, labelled_numbers)
-        return token_loss, number_loss
-
-    def _losses_only(
-        self,
         hidden_states: torch.Tensor,
         labels: torch.Tensor,
         number_labels: torch.Tensor | None,
         numbers: torch.Tensor | None,
         scaled_numbers: bool,
+        logits: torch.Tensor | None = None,
+        head_output: torch.Tensor | None = None,
     ) -> dict[str, torch.Tensor]:
-        """``forward(..., loss_only=True)``'s losses, without the full outputs.
+        """Loss, token loss and number loss (means; 0 where nothing is labelled): the one loss path.
 
-        Where :meth:`_gathers_scored` (the CPU), each head runs only at the positions its loss reads; else (a
+        A full forward passes its ``logits`` and ``head_output``. Without them (``loss_only``) each head runs only
+        where its loss reads it: on the rows of those positions where :meth:`_gathers_scored` (the CPU), else (a
         GPU) at every position, masked: the same losses with fixed shapes and no host sync (a gather's size is
-        one), which a compiled step needs, and where set :attr:`fused_token_loss`.
+        one), which a compiled step needs, and :attr:`fused_token_loss` where set.
         """
-        targets = F.pad(labels[:, 1:], (0, 1), value=-100) if self.causal else labels
-        gather = self._gathers_scored(hidden_states)
-        token_loss = self._scored_token_loss(hidden_states, targets, gather)
+        targets, number_targets, labelled = self._loss_targets(labels, number_labels, numbers, scaled_numbers)
+        gather = logits is None and self._gathers_scored(hidden_states)
+        token_loss = self._scored_token_loss(hidden_states, targets, gather, logits)
         if self.number_encoding is None:
             return {"loss": token_loss, "token_loss": token_loss, "number_loss": torch.zeros_like(token_loss)}
         with autocast_disabled(hidden_states.device):  # the number path is never bf16/fp16
-            _, number_labels, labelled = self._loss_targets(labels, number_labels, numbers, scaled_numbers)
             if gather:  # the rows of the labelled numbers
-                hidden_states, number_labels = hidden_states[labelled], number_labels[labelled]
-                labelled = labelled[labelled]
-            head_output = self._number_head_output(hidden_states)
-            number_loss = self.number_encoding.masked_loss(head_output, number_labels, labelled)
+                hidden_states, number_targets, labelled = (
+                    hidden_states[labelled], number_targets[labelled], labelled[labelled]
+                )
+            if head_output is None:
+                head_output = self._number_head_output(hidden_states)
+            number_loss = self.number_encoding.masked_loss(head_output, number_targets, labelled)
         loss = token_loss + self.config.number_loss_weight * number_loss
         return {"loss": loss, "token_loss": token_loss, "number_loss": number_loss}
 
@@ -135,22 +129,18 @@ class NumberLossMixin:
         """Whether ``loss_only`` gathers the scored rows: ``self.gather_scored`` where set, else off CUDA only."""
         return not hidden_states.is_cuda if self.gather_scored is None else self.gather_scored
 
-    def _scored_token_loss(self, hidden_states: torch.Tensor, targets: torch.Tensor, gather: bool) -> torch.Tensor:
-        """Mean cross-entropy of the token head at the positions whose target is not -100 (0 when there are none)."""
+    def _scored_token_loss(
+        self, hidden_states: torch.Tensor, targets: torch.Tensor, gather: bool, logits: torch.Tensor | None
+    ) -> torch.Tensor:
+        """Mean cross-entropy of the token head at the positions whose target is not -100 (0 when there are none),
+        from ``logits`` where given, else from ``hidden_states`` (gathered rows, fused kernel or logits)."""
         scored = targets != -100
-        if gather:
+        if logits is None and gather:
             hidden_states, targets = hidden_states[scored], targets[scored]
-        if self.fused_token_loss is not None:
+        if logits is None and self.fused_token_loss is not None:
             head = self.get_output_embeddings()
             token_sum = self.fused_token_loss(hidden_states.flatten(0, -2), head, targets.flatten())
         else:
-            logits = self._token_logits(hidden_states).flatten(0, -2).float()
-            token_sum = F.cross_entropy(logits, targets.flatten(), ignore_index=-100, reduction="sum")
+            logits = self._token_logits(hidden_states) if logits is None else logits
+            token_sum = F.cross_entropy(logits.flatten(0, -2).float(), targets.flatten(), reduction="sum")
         return token_sum / scored.sum().clamp(min=1)
-
-    def _token_loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        """Mean token cross-entropy (0 when nothing is labelled); a causal LM's labels are shifted here."""
-        if self.causal:  # shift the labels, not the (large) logits: position t predicts token t + 1
-            labels = F.pad(labels[:, 1:], (0, 1), value=-100)
-        token_sum = F.cross_entropy(logits.flatten(0, -2).float(), labels.flatten(), ignore_index=-100, reduction="sum")
-        return token_sum / (labels != -100).sum().clamp(min=1)
