@@ -1,4 +1,9 @@
-"""Everything a saved checkpoint needs at load time (one flat folder, see docs/design.md)."""
+"""Everything a saved checkpoint needs at load time: one flat folder, copied into every checkpoint.
+
+A checkpoint loads with ``trust_remote_code`` where hf_numbers is not installed because its folder holds these
+modules; so no module here imports anything from ``hf_numbers`` outside this folder (``tests/test_modeling.py``
+loads checkpoints that way; docs/design.md, "The Hub rule").
+"""
 
 import transformers
 from transformers import AutoConfig, AutoModel, AutoTokenizer

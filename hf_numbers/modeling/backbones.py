@@ -7,9 +7,6 @@ of the tests and the position-id offset. Training, data, evaluation, the CLI, mo
 benchmarks and tests read :data:`BACKBONES`; no code outside this module compares backbone
 names. Adding a backbone is one row here (plus, for a new architecture, its config, model and
 tokenizer subclasses); see docs/design.md, "Adding a backbone".
-
-This module is part of the flat ``hf_numbers/modeling`` folder: it imports nothing from
-``hf_numbers`` outside that folder. Checkpoints do not need it (their code is the classes).
 """
 
 from __future__ import annotations

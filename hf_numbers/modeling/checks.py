@@ -9,9 +9,6 @@ the problem (:func:`checked_input_numbers`, :func:`check_neutral_elsewhere`,
 Example:
     >>> to_float64([12.34]).dtype  # a Python list read as float64, not torch's float32
     torch.float64
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

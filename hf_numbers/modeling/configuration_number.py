@@ -7,9 +7,6 @@ Every field is validated at construction with a ``ValueError`` that names the fi
 the allowed range; an encoding validates its own options. A saved number config (``config.json``
 of this ``model_type``) must hold its encoding's fields: loading one without them is a ``ValueError``,
 not the defaults.
-
-This module is part of the flat ``hf_numbers/modeling`` folder that is copied into saved
-checkpoints (see docs/design.md, "The Hub rule"): it imports nothing else from ``hf_numbers``.
 """
 
 from __future__ import annotations

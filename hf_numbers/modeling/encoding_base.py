@@ -9,9 +9,6 @@ vectorised mask that :func:`refuse_where` turns into an error. docs/design.md te
 
 Example:
     >>> refuse_where(torch.tensor([False, False]), lambda: "never built")  # nothing refused: no error
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

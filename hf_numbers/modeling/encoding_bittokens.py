@@ -4,9 +4,6 @@
 those of ``1/x``), each mapped to -1 / +1; the head predicts the value's bits (BCE) and decodes them
 to exactly the float those bits write. Each other number encoding has its ``encoding_<name>.py``; the
 interface is ``encoding_base.py``.
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

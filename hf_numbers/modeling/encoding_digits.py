@@ -17,9 +17,6 @@ runs of their own.
 Example:
     >>> DigitsEncoding.has_number_module, DigitsEncoding.tokenizer_options({})
     (False, {'number_scheme': 'text'})
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

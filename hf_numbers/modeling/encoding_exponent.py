@@ -1,9 +1,6 @@
 """Exponent embedding (Thawani et al. baseline): one embedding per log-spaced magnitude bin, bin classification.
 
 One :class:`NumberEncoding` (``encoding_base.py``) of the registry (``encoding_registry.py``).
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

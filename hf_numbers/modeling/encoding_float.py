@@ -1,9 +1,6 @@
 """Floating-point embedding (Jin et al.): the 32 IEEE-754 bits of the value through a residual MLP, 32 bit logits.
 
 One :class:`NumberEncoding` (``encoding_base.py``) of the registry (``encoding_registry.py``).
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

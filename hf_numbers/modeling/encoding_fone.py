@@ -4,9 +4,6 @@
 per digit place, zero-padded to the hidden size); the head gives 10 logits per digit place
 (cross-entropy per digit) and decodes to the value those digits write. The interface is
 ``encoding_base.py``, the registry ``encoding_registry.py``.
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

@@ -9,9 +9,6 @@ a number module.
 Example:
     >>> get_encoding("fone").needs_scaling
     False
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

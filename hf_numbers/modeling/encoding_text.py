@@ -9,9 +9,6 @@ plain backbone (docs/text-baselines.md).
 Example:
     >>> P10Encoding.has_number_module, P10Encoding.tokenizer_options({})["number_scheme"]
     (False, 'p10')
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

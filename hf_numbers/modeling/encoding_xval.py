@@ -3,9 +3,6 @@
 One :class:`NumberEncoding` (``encoding_base.py``) of the registry (``encoding_registry.py``). The
 values it multiplies by are in the model's units: the model maps the data's values there with its
 config's ``NumberScaling`` (``number_scaling.py``: shift, scale, signed log; fitted to the data).
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

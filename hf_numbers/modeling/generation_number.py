@@ -7,9 +7,6 @@ so a generated number token is fed back with its predicted value, and the output
 (the forward skips it and keeps its input hidden states), which keeps generation close to the
 plain backbone's speed (``benchmarks/bench_generation.py``). :class:`NumberFillMaskMixin` adds
 ``fill_mask`` to the masked LMs.
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

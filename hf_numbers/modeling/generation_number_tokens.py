@@ -11,9 +11,6 @@ glued to the text before it (``x`` + ``[NUM]`` reads ``x2``, a word; ``[NUM][NUM
 Example:
     >>> processor = NumberTokensForNumbers(tokenizer)  # doctest: +SKIP
     >>> model.generate(**batch, logits_processor=[processor])  # doctest: +SKIP
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

@@ -8,9 +8,6 @@ transformers' card instead (docs/hub.md).
 Example:
     >>> model = AutoModel.from_pretrained("runs/demo/final")  # doctest: +SKIP
     >>> model.push_to_hub("me/temperature-xval")  # README.md: that card, for "me/temperature-xval"  # doctest: +SKIP
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

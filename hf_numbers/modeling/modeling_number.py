@@ -9,9 +9,6 @@ Example:
     >>> tokenizer = NumberGPT2Tokenizer.from_pretrained("path/to/gpt2")  # doctest: +SKIP
     >>> model = NumberGPT2ForCausalLM.from_pretrained_backbone("path/to/gpt2", tokenizer,
     ...                                                        number_encoding="fone")  # doctest: +SKIP
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

@@ -10,9 +10,6 @@ Example:
     >>> model = NumberGPT2ForCausalLM(config)  # doctest: +SKIP
     >>> model(**tokenizer("x = 1.5", return_tensors="pt")).number_predictions.dtype  # doctest: +SKIP
     torch.float64
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

@@ -6,9 +6,6 @@ rotates queries and keys inside attention) and no norm on its embeddings, so the
 encoding's output is the trunk's input as it is (xVal: ``value x e_[NUM]``). The first block's
 RMSNorm divides that value's size out, so a fresh xVal model starts its number rows larger
 (``VALUE_ROWS_INIT_SCALE``) for the value to count in the residual stream from block 2 on.
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

@@ -5,9 +5,6 @@ over the positions whose label (a causal LM's shifted by one) is a number token,
 checked first. One path computes it (:meth:`NumberLossMixin._losses`), from a full forward's outputs or, with
 ``forward(..., loss_only=True)`` (training), running each head only where its loss reads it. The number
 head, its loss and decoding run with autocast off (float32 or wider, never bf16/fp16).
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

@@ -8,9 +8,6 @@ module (RoPE). The token head is ModernBERT's own: ``decoder(head(hidden_states)
 installed transformers keeps ModernBERT's inputs padded (padding is masked in attention, never
 removed), so hidden states stay aligned with ``input_ids`` and the number positions; logits are
 always dense (``config.sparse_prediction`` is not applied).
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

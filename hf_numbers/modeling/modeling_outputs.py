@@ -7,9 +7,6 @@ A model of a text encoding (no number module, see ``encoding_text.py``) returns
 The causal output extends transformers' own ``CausalLMOutputWithPast``, so its KV-cache field
 has the installed release's name (``past_key_values`` up to 5.23, ``cache`` from 5.24):
 :data:`CACHE_NAME`. This is the one place that knows about that rename.
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

@@ -9,9 +9,6 @@ docs/models.md.
 Example:
     >>> NumberScaling(shift=10.0, scale=2.0).transform(14.0)
     2.0
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

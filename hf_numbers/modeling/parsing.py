@@ -9,9 +9,6 @@ docs/tokenizers.md ("What counts as a number").
 Example:
     >>> [(n.start, n.end, n.value) for n in find_numbers("x = -3, of 5-3")]
     [(4, 6, -3.0), (11, 12, 5.0), (13, 14, 3.0)]
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints:
-it imports nothing from ``hf_numbers``.
 """
 
 from __future__ import annotations

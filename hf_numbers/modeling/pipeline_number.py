@@ -9,9 +9,6 @@ Example:
     >>> pipe = pipeline("number-generation", model="runs/demo/final", trust_remote_code=True)  # doctest: +SKIP
     >>> pipe('{"data":[41.2,40.8,40.1,')  # doctest: +SKIP
     [{'generated_text': '{"data":[41.2,40.8,40.1,39.6]}', 'numbers': [39.6]}]
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

@@ -9,9 +9,6 @@ the rules (rounding, zero, the exponent range, strict reading) are in docs/text-
 Example:
     >>> P10Scheme(digits=3, min_exponent=-3, max_exponent=2).encode(-60.2)
     ['<|-|>', '<|d6|>', '<|d0|>', '<|d2|>', '<|-E1|>']
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

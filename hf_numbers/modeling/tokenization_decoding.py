@@ -6,9 +6,6 @@ written with :func:`format_number`; a text-scheme tokenizer writes every complet
 tokens as its number (malformed runs stay as their token strings). It reads the number tokens
 and scheme that :class:`NumberTokenizerMixin` sets up (``num_token``, ``number_scheme``,
 ``scheme``, ``_num_token_ids``, ``_scheme_ids``).
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints:
-it imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

@@ -1,7 +1,4 @@
 """Helpers of the number tokenizers: a text with its numbers replaced, and nested-list utilities.
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

@@ -11,9 +11,6 @@ Example:
     >>> tok = NumberGPT2Tokenizer.from_pretrained("path/to/gpt2")  # doctest: +SKIP
     >>> tok("x = -3.5")["input_numbers"]  # doctest: +SKIP
     [1.0, 1.0, -3.5]
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints:
-it imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

@@ -4,9 +4,6 @@ transformers' ``LlamaTokenizer`` is a SentencePiece-style BPE: a space becomes `
 start of the next word's token (no ``Ġ`` byte-level alphabet), characters outside the
 vocabulary fall back to their UTF-8 byte tokens ``<0x..>``, and sequences start with the BOS
 token ``<s>``. As for GPT-2, a number after a space becomes the one token ``" [NUM]"``.
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations

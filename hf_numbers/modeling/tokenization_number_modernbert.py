@@ -6,9 +6,6 @@ the next word's token, NFC normalisation) with BERT's special tokens, and a
 :class:`NumberModernBertTokenizer` builds on ``GPTNeoXTokenizer`` with those special tokens
 and that template, so a plain ModernBERT folder loads into it and a new vocabulary can be
 trained for it. As for GPT-2, a number after a space becomes the one token ``" [NUM]"``.
-
-This module is part of the flat ``hf_numbers/modeling`` folder copied into checkpoints: it
-imports nothing from ``hf_numbers`` outside that folder.
 """
 
 from __future__ import annotations
