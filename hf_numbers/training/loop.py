@@ -241,43 +241,33 @@ def train_model(
     owns_accelerator = accelerator is None
     accelerator = accelerator or make_accelerator(args)
     with hold_run_folder(accelerator, args.output_dir):  # no other run may write to the folder meanwhile
-        return _train(
-            model, train_dataset, collator, args, eval_dataset, eval_collator, accelerator, save_with, checkpoint,
-            owns_accelerator, number_token_loss,
-        )
+        set_seed(args.seed)
+        output_dir = prepare_output_dir(accelerator, args, checkpoint)
+        model_class = type(model)
+        run = _Run.prepare(model, train_dataset, collator, args, accelerator, number_token_loss, output_dir, save_with)
+        if eval_dataset is not None:
+            loader = DataLoader(eval_dataset, batch_size=args.per_device_eval_batch_size,
+                                collate_fn=eval_collator or collator)
+            run.eval_loader = accelerator.prepare(loader)
+        if checkpoint is not None:
+            run.resume(checkpoint)
+        start_trackers(accelerator, args)
+        if accelerator.is_main_process:
+            count = sum(p.numel() for p in run.parameters)
+            logger.info(describe_run(accelerator, args, len(train_dataset), count, run.state.global_step))
+        run.fit()
+        if accelerator.is_main_process:
+            write_json(output_dir / "log_history.json", run.state.log_history)
+        accelerator.wait_for_everyone()
+        if owns_accelerator:
+            for tracker in accelerator.trackers:
+                tracker.finish()
+        trained = gather_model(run.model, model_class) if args.fsdp else accelerator.unwrap_model(run.model)
+        return trained, TrainResult(run.state.global_step, run.state.log_history)
 
 
-def _train(
-    model: torch.nn.Module,
-    train_dataset: Any,
-    collator: Callable[[list[dict[str, Any]]], dict[str, torch.Tensor]],
-    args: NumberTrainingArguments,
-    eval_dataset: Any | None,
-    eval_collator: Callable[[list[dict[str, Any]]], dict[str, torch.Tensor]] | None,
-    accelerator: Accelerator,
-    save_with: Sequence[Any],
-    checkpoint: Path | None,
-    owns_accelerator: bool,
-    number_token_loss: NumberTokenLoss | None,
-) -> tuple[torch.nn.Module, TrainResult]:
-    """:func:`train_model` once the arguments are checked and the run folder's lock is held."""
-    set_seed(args.seed)
-    output_dir = prepare_output_dir(accelerator, args, checkpoint)
-
-    # Its own generator: starting an epoch must not draw from the global RNG (dropout, masking), or a
-    # resumed run, which starts one more epoch iterator than the original, would drift from it.
-    generator = torch.Generator().manual_seed(args.seed)
-    on_gpu = accelerator.device.type == "cuda"  # pinned batches copy to it without waiting for its work
-    train_loader = DataLoader(
-        train_dataset, batch_size=args.per_device_train_batch_size, shuffle=True, collate_fn=collator,
-        generator=generator, pin_memory=on_gpu,
-    )
-    eval_loader = None
-    if eval_dataset is not None:
-        eval_loader = DataLoader(
-            eval_dataset, batch_size=args.per_device_eval_batch_size, collate_fn=eval_collator or collator
-        )
-    model_class = type(model)
+def _fast_paths(model: torch.nn.Module, args: NumberTrainingArguments, accelerator: Accelerator) -> None:
+    """Gradient checkpointing, the fused token loss and FSDP2 sharding, in that order (each wraps what it finds)."""
     if args.gradient_checkpointing:  # before sharding: the blocks are wrapped where they are
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     for module in model.modules():  # the number model itself, also inside LoRA's wrapper
@@ -286,133 +276,154 @@ def _train(
             break
     if args.fsdp:  # sharded by the loop itself (FSDP2), never wrapped in DDP: see .sharding
         shard_model(model, accelerator, cpu_offload=args.fsdp_cpu_offload, mode=args.fsdp)
-    parameters = [p for p in model.parameters() if p.requires_grad]
-    if not parameters:
-        raise ValueError("the model has no trainable parameters")
-    from transformers.optimization import get_cosine_with_min_lr_schedule_with_warmup  # imports peft
 
-    # fused on a GPU: one kernel for every tensor, and it skips a non-finite step on the device (FiniteGuard)
-    fused = on_gpu and not args.fsdp
-    optimizer = torch.optim.AdamW(parameters, lr=args.learning_rate, weight_decay=args.weight_decay, fused=fused)
-    scheduler = get_cosine_with_min_lr_schedule_with_warmup(
-        optimizer, args.warmup_steps, args.max_steps, min_lr_rate=args.min_lr_ratio
-    )
-    if args.fsdp:
-        optimizer, train_loader = accelerator.prepare(optimizer, train_loader)
-    else:
-        model, optimizer, train_loader = accelerator.prepare(model, optimizer, train_loader)
-    if eval_loader is not None:
-        eval_loader = accelerator.prepare(eval_loader)
-    compiled = args.torch_compile is True or (args.torch_compile == "auto" and on_gpu)
-    step_model = compiled_step(model) if compiled else model  # training steps only: evaluation is eager
-    guard = FiniteGuard(optimizer, accelerator)
-    # The scheduler stays out of accelerator.prepare (which would step it once per process): it is
-    # stepped by hand, once per optimizer step, and saved by save_checkpoint.
 
-    state = TrainerState()
-    # losses summed over this optimizer step's micro-batches, and since the last log record
-    step_losses = torch.zeros(3, dtype=torch.float64, device=accelerator.device)
-    window = torch.zeros(3, dtype=torch.float64, device=accelerator.device)
-    if checkpoint is not None:
-        state, saved_window = load_checkpoint(
-            accelerator, checkpoint, model, optimizer, scheduler, allow_inexact=args.allow_inexact_resume,
-            sharded=bool(args.fsdp),
+@dataclass
+class _Run:
+    """One run's moving parts (:meth:`prepare`) and its loop (:meth:`fit`): steps, logs, evaluation, checkpoints."""
+
+    args: NumberTrainingArguments
+    accelerator: Accelerator
+    model: torch.nn.Module  # as prepared: wrapped for DDP, or sharded
+    step_model: Callable[..., Any]  # the model, or compiled for training steps (evaluation is eager)
+    parameters: list[torch.nn.Parameter]
+    optimizer: Any
+    scheduler: Any
+    train_loader: Any
+    guard: FiniteGuard
+    number_token_loss: NumberTokenLoss | None
+    output_dir: Path
+    save_with: Sequence[Any]
+    eval_loader: Any = None
+    state: TrainerState = field(default_factory=TrainerState)
+    step_losses: torch.Tensor | None = None  # summed over this optimizer step's micro-batches
+    window: torch.Tensor | None = None  # summed since the last log record
+
+    @classmethod
+    def prepare(cls, model: torch.nn.Module, train_dataset: Any, collator: Callable, args: NumberTrainingArguments,
+                accelerator: Accelerator, number_token_loss: NumberTokenLoss | None, output_dir: Path,
+                save_with: Sequence[Any]) -> _Run:
+        """The model made fast and prepared, AdamW (fused on a GPU) with its cosine schedule, the train loader."""
+        on_gpu = accelerator.device.type == "cuda"
+        # Its own generator: starting an epoch must not draw from the global RNG (dropout, masking), or a
+        # resumed run, which starts one more epoch iterator than the original, would drift from it. Pinned
+        # batches copy to a GPU without waiting for its work.
+        loader = DataLoader(train_dataset, batch_size=args.per_device_train_batch_size, shuffle=True,
+                            collate_fn=collator, generator=torch.Generator().manual_seed(args.seed), pin_memory=on_gpu)
+        _fast_paths(model, args, accelerator)
+        parameters = [p for p in model.parameters() if p.requires_grad]
+        if not parameters:
+            raise ValueError("the model has no trainable parameters")
+        from transformers.optimization import get_cosine_with_min_lr_schedule_with_warmup  # imports peft
+
+        # fused on a GPU: one kernel for every tensor, and it skips a non-finite step on the device (FiniteGuard)
+        optimizer = torch.optim.AdamW(parameters, lr=args.learning_rate, weight_decay=args.weight_decay,
+                                      fused=on_gpu and not args.fsdp)
+        # The scheduler stays out of accelerator.prepare (which would step it once per process): it is
+        # stepped by hand, once per optimizer step, and saved by save_checkpoint.
+        scheduler = get_cosine_with_min_lr_schedule_with_warmup(
+            optimizer, args.warmup_steps, args.max_steps, min_lr_rate=args.min_lr_ratio
         )
-        if state.global_step > args.max_steps:
-            raise ValueError(
-                f"{checkpoint} is at step {state.global_step}, beyond max_steps={args.max_steps}; raise --max_steps"
-            )
-        window = saved_window.to(accelerator.device)
-        logger.info("resumed from %s at step %d", checkpoint, state.global_step)
-    start_trackers(accelerator, args)
-    if accelerator.is_main_process:
-        parameter_count = sum(p.numel() for p in parameters)
-        logger.info(describe_run(accelerator, args, len(train_dataset), parameter_count, state.global_step))
-
-    def log(record: dict[str, float]) -> None:
-        """Keep ``record`` in the history, show it on the console and send it to the trackers."""
-        state.log_history.append(record)
-        if accelerator.is_main_process:
-            logger.info(format_record(record))
-        accelerator.log(tracker_values(record), step=record["step"])
-
-    progress = tqdm(
-        total=args.max_steps,
-        initial=state.global_step,
-        disable=args.disable_tqdm or not accelerator.is_local_main_process,
-        desc="training",
-    )
-    model.train()
-    while state.global_step < args.max_steps:
-        train_loader.set_epoch(state.epoch)
-        loader = (
-            accelerator.skip_first_batches(train_loader, state.batches_in_epoch)
-            if state.batches_in_epoch
-            else train_loader
-        )
-        for batch in loader:
-            with accelerator.accumulate(model):
-                try:
-                    losses = _losses(step_model, batch, args, number_token_loss)
-                except (ValueError, RuntimeError) as error:  # a value the encoding cannot carry: from the data, or
-                    refusal = _refusal(error, model, batch, state.global_step + 1)  # diverged weights
-                    if refusal is None:
-                        raise
-                    raise refusal from error
-                step_losses += torch.stack([loss.detach().to(step_losses.dtype) for loss in losses])
-                accelerator.backward(losses[0])
-                if accelerator.sync_gradients:
-                    guard.step(step_losses, state.global_step + 1)
-                    if args.max_grad_norm > 0:
-                        accelerator.clip_grad_norm_(parameters, args.max_grad_norm)
-                optimizer.step()
-                optimizer.zero_grad()
-            state.batches_in_epoch += 1
-            state.window_steps += 1
-            if not accelerator.sync_gradients:
-                continue
-            window += step_losses
-            step_losses.zero_()
-            scheduler.step()
-            state.global_step += 1
-            progress.update(1)
-            is_last = state.global_step == args.max_steps
-            evaluating = eval_loader is not None and (
-                (args.eval_steps and state.global_step % args.eval_steps == 0) or is_last
-            )
-            saving = bool(args.save_steps) and state.global_step % args.save_steps == 0
-            logging_now = state.global_step % args.logging_steps == 0 or is_last
-            if logging_now or evaluating or saving:
-                guard.check()  # the device is read here anyway: nothing non-finite is logged or saved
-            if logging_now:
-                mean = accelerator.reduce(window / state.window_steps, reduction="mean")
-                record = {"step": state.global_step, **dict(zip(LOSS_NAMES, mean.tolist()))}
-                record["learning_rate"] = scheduler.get_last_lr()[0]
-                record["epoch"] = state.epoch + state.batches_in_epoch / len(train_loader)
-                log(record)
-                progress.set_postfix(loss=f"{record['loss']:.4f}")
-                window.zero_()
-                state.window_steps = 0
-            if evaluating:
-                eval_losses = _mean_loss(model, eval_loader, accelerator, args, number_token_loss)
-                require_finite(eval_losses, state.global_step, "in evaluation")
-                log({"step": state.global_step, **eval_losses})
-            if saving:
-                save_checkpoint(
-                    accelerator, output_dir, state, args.save_total_limit, model, optimizer, scheduler, window,
-                    save_with, sharded=bool(args.fsdp),
-                )
-            if is_last:
-                break
+        if args.fsdp:
+            optimizer, loader = accelerator.prepare(optimizer, loader)
         else:
-            state.epoch += 1
-            state.batches_in_epoch = 0
-    progress.close()
-    if accelerator.is_main_process:
-        write_json(output_dir / "log_history.json", state.log_history)
-    accelerator.wait_for_everyone()
-    if owns_accelerator:
-        for tracker in accelerator.trackers:
-            tracker.finish()
-    trained = gather_model(model, model_class) if args.fsdp else accelerator.unwrap_model(model)
-    return trained, TrainResult(state.global_step, state.log_history)
+            model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+        compiled = args.torch_compile is True or (args.torch_compile == "auto" and on_gpu)
+        zeros = torch.zeros(3, dtype=torch.float64, device=accelerator.device)
+        return cls(args, accelerator, model, compiled_step(model) if compiled else model, parameters, optimizer,
+                   scheduler, loader, FiniteGuard(optimizer, accelerator), number_token_loss, output_dir, save_with,
+                   step_losses=zeros, window=zeros.clone())
+
+    def resume(self, checkpoint: Path) -> None:
+        """Continue from ``checkpoint``: weights, optimizer, schedule, random states, position in the data."""
+        self.state, saved_window = load_checkpoint(
+            self.accelerator, checkpoint, self.model, self.optimizer, self.scheduler,
+            allow_inexact=self.args.allow_inexact_resume, sharded=bool(self.args.fsdp),
+        )
+        if self.state.global_step > self.args.max_steps:
+            raise ValueError(f"{checkpoint} is at step {self.state.global_step}, beyond "
+                             f"max_steps={self.args.max_steps}; raise --max_steps")
+        self.window = saved_window.to(self.accelerator.device)
+        logger.info("resumed from %s at step %d", checkpoint, self.state.global_step)
+
+    def log(self, record: dict[str, float]) -> None:
+        """Keep ``record`` in the history, show it on the console and send it to the trackers."""
+        self.state.log_history.append(record)
+        if self.accelerator.is_main_process:
+            logger.info(format_record(record))
+        self.accelerator.log(tracker_values(record), step=record["step"])
+
+    def fit(self) -> None:
+        """Train until ``max_steps`` optimizer steps, epoch after epoch."""
+        args, state = self.args, self.state
+        progress = tqdm(total=args.max_steps, initial=state.global_step,
+                        disable=args.disable_tqdm or not self.accelerator.is_local_main_process, desc="training")
+        self.model.train()
+        while state.global_step < args.max_steps:
+            self.train_loader.set_epoch(state.epoch)
+            loader = self.train_loader
+            if state.batches_in_epoch:
+                loader = self.accelerator.skip_first_batches(self.train_loader, state.batches_in_epoch)
+            for batch in loader:
+                self.train_batch(batch)
+                if self.accelerator.sync_gradients and self.after_optimizer_step(progress):
+                    break
+            else:
+                state.epoch += 1
+                state.batches_in_epoch = 0
+        progress.close()
+
+    def train_batch(self, batch: dict[str, torch.Tensor]) -> None:
+        """Forward and backward of one micro-batch; the optimizer step where gradients sync."""
+        with self.accelerator.accumulate(self.model):
+            try:
+                losses = _losses(self.step_model, batch, self.args, self.number_token_loss)
+            except (ValueError, RuntimeError) as error:  # a value the encoding cannot carry: from the data, or
+                refusal = _refusal(error, self.model, batch, self.state.global_step + 1)  # diverged weights
+                if refusal is None:
+                    raise
+                raise refusal from error
+            self.step_losses += torch.stack([loss.detach().to(self.step_losses.dtype) for loss in losses])
+            self.accelerator.backward(losses[0])
+            if self.accelerator.sync_gradients:
+                self.guard.step(self.step_losses, self.state.global_step + 1)
+                if self.args.max_grad_norm > 0:
+                    self.accelerator.clip_grad_norm_(self.parameters, self.args.max_grad_norm)
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+        self.state.batches_in_epoch += 1
+        self.state.window_steps += 1
+
+    def after_optimizer_step(self, progress: tqdm) -> bool:
+        """Count the step; log, evaluate and save when due. True after the last step."""
+        args, state = self.args, self.state
+        self.window += self.step_losses
+        self.step_losses.zero_()
+        self.scheduler.step()
+        state.global_step += 1
+        progress.update(1)
+        is_last = state.global_step == args.max_steps
+        evaluating = self.eval_loader is not None and (
+            (args.eval_steps and state.global_step % args.eval_steps == 0) or is_last
+        )
+        saving = bool(args.save_steps) and state.global_step % args.save_steps == 0
+        logging_now = state.global_step % args.logging_steps == 0 or is_last
+        if logging_now or evaluating or saving:
+            self.guard.check()  # the device is read here anyway: nothing non-finite is logged or saved
+        if logging_now:
+            mean = self.accelerator.reduce(self.window / state.window_steps, reduction="mean")
+            record = {"step": state.global_step, **dict(zip(LOSS_NAMES, mean.tolist()))}
+            record["learning_rate"] = self.scheduler.get_last_lr()[0]
+            record["epoch"] = state.epoch + state.batches_in_epoch / len(self.train_loader)
+            self.log(record)
+            progress.set_postfix(loss=f"{record['loss']:.4f}")
+            self.window.zero_()
+            state.window_steps = 0
+        if evaluating:
+            eval_losses = _mean_loss(self.model, self.eval_loader, self.accelerator, args, self.number_token_loss)
+            require_finite(eval_losses, state.global_step, "in evaluation")
+            self.log({"step": state.global_step, **eval_losses})
+        if saving:
+            save_checkpoint(self.accelerator, self.output_dir, state, args.save_total_limit, self.model,
+                            self.optimizer, self.scheduler, self.window, self.save_with, sharded=bool(args.fsdp))
+        return is_last
