@@ -21,6 +21,7 @@ Names follow ``transformers.TrainingArguments`` where the meaning is the same
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -385,91 +386,25 @@ class NumberTrainingArguments:
         self._fill_recommended()
         get_backbone(self.backbone)  # a ValueError listing the known backbones
         get_encoding(self.number_encoding)  # and the registered encodings
-        if self.mixed_precision not in PRECISIONS:
-            raise ValueError(f"mixed_precision={self.mixed_precision!r} is unknown; allowed: {', '.join(PRECISIONS)}")
         if self.per_device_eval_batch_size is None:
             self.per_device_eval_batch_size = self.per_device_train_batch_size
-        if self.max_steps < 0:
-            raise ValueError(f"max_steps must be >= 0 (0: evaluate the model as built), got {self.max_steps}")
-        if self.eval_few_shot < 0:
-            raise ValueError(f"eval_few_shot must be >= 0, got {self.eval_few_shot}")
-        for name in (
-            "per_device_train_batch_size",
-            "per_device_eval_batch_size",
-            "gradient_accumulation_steps",
-            "max_length",
-            "train_size",
-            "eval_size",
-            "logging_steps",
-        ):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("eval_steps", "save_steps", "warmup_steps", "save_total_limit"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
-        if not 0.0 <= self.min_lr_ratio <= 1.0:
-            raise ValueError(f"min_lr_ratio must be in [0, 1], got {self.min_lr_ratio}")
-        if not (math.isfinite(self.learning_rate) and self.learning_rate > 0):
-            raise ValueError(f"learning_rate must be a finite number > 0, got {self.learning_rate}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
-        if not 0.0 < self.mlm_probability <= 1.0:
-            raise ValueError(f"mlm_probability must be in (0, 1], got {self.mlm_probability}")
-        if self.number_token_init not in NUMBER_TOKEN_INITS:
-            raise ValueError(
-                f"number_token_init={self.number_token_init!r} is unknown; allowed: {', '.join(NUMBER_TOKEN_INITS)}"
-            )
-        if self.gguf_file and not self.pretrained:
-            raise ValueError("gguf_file names a file in the --pretrained folder; it needs --pretrained")
-        if self.lora_r < 0:
-            raise ValueError(f"lora_r must be >= 0 (0: no LoRA), got {self.lora_r}")
-        if self.align_steps < 0 or self.align_steps and not self.pretrained:
-            raise ValueError(
-                f"align_steps must be >= 0 and needs --pretrained (a model to align to), got {self.align_steps}"
-            )
-        if self.align_steps and not get_encoding(self.number_encoding).has_number_module:
-            raise ValueError(f"align_steps aligns a [NUM] module; number_encoding {self.number_encoding!r} has none")
-        if not (math.isfinite(self.align_learning_rate) and self.align_learning_rate > 0):
-            raise ValueError(f"align_learning_rate must be a finite number > 0, got {self.align_learning_rate}")
-        if not self.lora_r and (self.lora_alpha is not None or self.lora_target_modules or self.lora_dropout):
-            raise ValueError("lora_alpha, lora_dropout and lora_target_modules shape LoRA adapters; set --lora_r too")
         self.fsdp, offload = parse_fsdp(self.fsdp)  # "" when not sharding, so the field reads as a switch
         self.fsdp_cpu_offload = self.fsdp_cpu_offload or offload
         for name in ("torch_compile", "fused_token_loss"):
             setattr(self, name, parse_switch(name, getattr(self, name)))
-        if self.lora_r and self.fsdp:
-            raise ValueError("--lora_r with --fsdp is not supported yet: train LoRA on one process or with DDP")
-        if not 0.0 <= self.lora_dropout < 1.0:
-            raise ValueError(f"lora_dropout must be in [0, 1), got {self.lora_dropout}")
-        if self.number_token_loss not in NUMBER_TOKEN_LOSSES:
-            raise ValueError(
-                f"number_token_loss={self.number_token_loss!r} is unknown; allowed: {', '.join(NUMBER_TOKEN_LOSSES)}"
-            )
-        if self.number_token_loss != "none" and get_encoding(self.number_encoding).has_number_module:
-            raise ValueError(
-                f"number_token_loss {self.number_token_loss} scores digit tokens; number_encoding "
-                f"{self.number_encoding!r} writes numbers as [NUM] tokens and has its own number loss. Use a text "
-                f"encoding ({', '.join(n for n in NUMBER_ENCODINGS if not get_encoding(n).has_number_module)})"
-            )
-        if not (math.isfinite(self.number_token_loss_weight) and self.number_token_loss_weight >= 0):
-            raise ValueError(
-                f"number_token_loss_weight must be a finite number >= 0, got {self.number_token_loss_weight}"
-            )
-        if self.fsdp_cpu_offload and not self.fsdp:
-            raise ValueError("fsdp_cpu_offload offloads the shards of --fsdp; it needs --fsdp true")
-        if self.text_only and self.completion_only:
-            raise ValueError("text_only and completion_only exclude each other (a task may recommend one); choose one")
-        if self.text_only and self.causal:
-            raise ValueError(
-                f"text_only masks words for a masked LM, but backbone {self.backbone!r} is causal; "
-                "choose a masked backbone or --text_only false"
-            )
+        for name, allowed in CHOICES.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name}={getattr(self, name)!r} is unknown; allowed: {', '.join(allowed)}")
+        for name, holds, rule in VALUE_RULES:
+            if not holds(getattr(self, name)):
+                raise ValueError(f"{name} must be {rule}, got {getattr(self, name)}")
+        for conflict, message in CONFLICTS:
+            if conflict(self):
+                raise ValueError(message(self))
         options = self.task_generator_options()  # fail early on a malformed name=value
         if not self.data_dir:  # or on an option the generator lacks
             check_task_options(self.task, options)
         self._check_trackers()
-        if self.base_model is not None and not self.pretrained:
-            raise ValueError("base_model names the --pretrained backbone's Hub id; it needs --pretrained")
         repo_ids = {"base_model": self.base_model, "hub_model_id": self.hub_repo_id if self.push_to_hub else None}
         for name, repo_id in repo_ids.items():
             try:
@@ -571,3 +506,55 @@ class NumberTrainingArguments:
     def causal(self) -> bool:
         """Whether the backbone is a causal LM rather than a masked LM."""
         return self.backbone_spec.causal
+
+
+def _has_module(encoding: str) -> bool:
+    return get_encoding(encoding).has_number_module
+
+
+CHOICES = {"mixed_precision": PRECISIONS, "number_token_init": NUMBER_TOKEN_INITS,
+           "number_token_loss": NUMBER_TOKEN_LOSSES}
+"""Arguments that name one of a few choices."""
+_AT_LEAST_ONE = ("per_device_train_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps",
+                 "max_length", "train_size", "eval_size", "logging_steps")
+VALUE_RULES: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
+    ("max_steps", lambda v: v >= 0, ">= 0 (0: evaluate the model as built)"),
+    ("eval_few_shot", lambda v: v >= 0, ">= 0"),
+    *((name, lambda v: v >= 1, ">= 1") for name in _AT_LEAST_ONE),
+    *((name, lambda v: v >= 0, ">= 0") for name in ("eval_steps", "save_steps", "warmup_steps", "save_total_limit")),
+    ("min_lr_ratio", lambda v: 0.0 <= v <= 1.0, "in [0, 1]"),
+    ("learning_rate", lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
+    ("align_learning_rate", lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
+    ("dropout", lambda v: 0.0 <= v < 1.0, "in [0, 1)"),
+    ("lora_dropout", lambda v: 0.0 <= v < 1.0, "in [0, 1)"),
+    ("mlm_probability", lambda v: 0.0 < v <= 1.0, "in (0, 1]"),
+    ("lora_r", lambda v: v >= 0, ">= 0 (0: no LoRA)"),
+    ("number_token_loss_weight", lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0"),
+)
+"""(argument, whether a value is allowed, the rule in words): each argument's own range."""
+CONFLICTS: tuple[tuple[Callable[[Any], Any], Callable[[Any], str]], ...] = (
+    (lambda a: a.gguf_file and not a.pretrained,
+     lambda a: "gguf_file names a file in the --pretrained folder; it needs --pretrained"),
+    (lambda a: a.align_steps < 0 or a.align_steps and not a.pretrained,
+     lambda a: f"align_steps must be >= 0 and needs --pretrained (a model to align to), got {a.align_steps}"),
+    (lambda a: a.align_steps and not _has_module(a.number_encoding),
+     lambda a: f"align_steps aligns a [NUM] module; number_encoding {a.number_encoding!r} has none"),
+    (lambda a: not a.lora_r and (a.lora_alpha is not None or a.lora_target_modules or a.lora_dropout),
+     lambda a: "lora_alpha, lora_dropout and lora_target_modules shape LoRA adapters; set --lora_r too"),
+    (lambda a: a.lora_r and a.fsdp,
+     lambda a: "--lora_r with --fsdp is not supported yet: train LoRA on one process or with DDP"),
+    (lambda a: a.number_token_loss != "none" and _has_module(a.number_encoding),
+     lambda a: f"number_token_loss {a.number_token_loss} scores digit tokens; number_encoding {a.number_encoding!r} "
+               f"writes numbers as [NUM] tokens and has its own number loss. Use a text encoding "
+               f"({', '.join(n for n in NUMBER_ENCODINGS if not _has_module(n))})"),
+    (lambda a: a.fsdp_cpu_offload and not a.fsdp,
+     lambda a: "fsdp_cpu_offload offloads the shards of --fsdp; it needs --fsdp true"),
+    (lambda a: a.text_only and a.completion_only,
+     lambda a: "text_only and completion_only exclude each other (a task may recommend one); choose one"),
+    (lambda a: a.text_only and a.causal,
+     lambda a: f"text_only masks words for a masked LM, but backbone {a.backbone!r} is causal; choose a masked "
+               "backbone or --text_only false"),
+    (lambda a: a.base_model is not None and not a.pretrained,
+     lambda a: "base_model names the --pretrained backbone's Hub id; it needs --pretrained"),
+)  # fmt: skip
+"""(whether the arguments conflict, the message): rules across arguments, checked in this order."""
