@@ -35,8 +35,8 @@ from transformers import (
     TrainingArguments,
 )
 
-from hf_numbers import BACKBONES, NUMBER_ENCODINGS, find_numbers, get_backbone, get_encoding
-from hf_numbers.data import NumberScaler, tokenize_dataset, train_number_tokenizer
+from hf_numbers import BACKBONES, NUMBER_ENCODINGS, NumberScaling, find_numbers, get_backbone, get_encoding
+from hf_numbers.data import tokenize_dataset, train_number_tokenizer
 from hf_numbers.data.checks import check_text_column, check_text_numbers
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
 from hf_numbers.evaluation import compute_number_metrics
@@ -225,8 +225,8 @@ def load_model(
         return AutoModel.from_pretrained(path), AutoTokenizer.from_pretrained(path)
     encoding = get_encoding(model_args.number_encoding)
     train = texts["train"]["text"]
-    scaler = NumberScaler(model_args.number_scaler) if encoding.needs_scaling else NumberScaler("identity")
-    scaling = scaler.fit(_values(train)).config_fields()
+    kind = model_args.number_scaler if encoding.needs_scaling else "identity"
+    scaling = NumberScaling.fit(_values(train), kind).to_config()
     every_value = np.array([value for rows in texts.values() for value in _values(rows["text"])], dtype=np.float64)
     fields = {"number_encoding": encoding.name, **encoding.fit_options(every_value), **scaling}
     if config is not None:

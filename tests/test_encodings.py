@@ -19,11 +19,11 @@ from hf_numbers import (
     NUMBER_ENCODINGS,
     NUMBER_ENCODINGS_REGISTRY,
     NumberGPT2Config,
+    NumberScaling,
     build_number_encoding,
     encoding_options,
     get_encoding,
 )
-from hf_numbers.data import NumberScaler
 from hf_numbers.modeling.encoding_base import FLOAT32_MAX
 from hf_numbers.modeling.encoding_text import SCHEME_OPTIONS
 
@@ -105,9 +105,9 @@ def test_data_out_of_range_agrees_with_the_encoding_fitted_on_the_rest(name: str
     assert out[-2:].all() and words  # inf and nan: never a number of any encoding
     kept = values[~out]
     if get_encoding(name).has_number_module:  # the model's own check accepts every value the data check kept
-        scaler = NumberScaler("standard" if get_encoding(name).needs_scaling else "identity").fit(kept)
+        scaling = NumberScaling.fit(kept, "standard" if get_encoding(name).needs_scaling else "identity")
         module = encoding(name, n_embd=64, **get_encoding(name).fit_options(kept))
-        check_input_numbers(module, torch.from_numpy(scaler.transform(kept)))
+        check_input_numbers(module, torch.from_numpy(scaling.transform(kept)))
 
 
 def test_fitted_options_are_tight() -> None:

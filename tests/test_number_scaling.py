@@ -27,7 +27,6 @@ from model_helpers import (
 from transformers import AutoModel
 
 from hf_numbers import BACKBONES, NUMBER_ENCODINGS_REGISTRY, NumberGPT2Config
-from hf_numbers.data import NumberScaler
 from hf_numbers.modeling.number_scaling import LEGACY_SCALER_FILE, NumberScaling
 
 SCALING = NumberScaling(shift=0.5, scale=0.8, log=True)  # signed log, then shift and scale: nothing cancels out
@@ -131,13 +130,9 @@ def test_fit_number_scaling_on_xval_and_refused_where_values_stay_raw() -> None:
     fitted = model.fit_number_scaling(values, "maxabs", log=True, max_abs=5.0)
     assert fitted == model.number_scaling
     assert {name: getattr(model.config, name) for name in fitted.to_config()} == fitted.to_config()
-    assert fitted.to_config() == NumberScaler("maxabs", log=True, max_abs=5.0).fit(values).config_fields()
     assert model.fit_number_scaling(values).shift == pytest.approx(sum(values) / len(values))
-    scaler = NumberScaler("standard").fit([1.0, 3.0])
-    assert model.set_number_scaling(scaler) == NumberScaling(2.0, 1.0)
-    with pytest.raises(ValueError, match="not fitted"):
-        model.set_number_scaling(NumberScaler("standard"))
-    with pytest.raises(ValueError, match="needs a NumberScaling or a fitted NumberScaler"):
+    assert model.set_number_scaling(NumberScaling.fit([1.0, 3.0])) == NumberScaling(2.0, 1.0) == model.number_scaling
+    with pytest.raises(ValueError, match=r"needs a NumberScaling \(NumberScaling.fit\(values\)\), got 'standard'"):
         model.set_number_scaling("standard")
     with pytest.raises(ValueError, match="fit values must be finite numbers; found 1 NaN"):
         model.fit_number_scaling([1.0, float("nan")])
@@ -192,22 +187,24 @@ def test_an_overflowing_log_inverse_is_infinite_and_an_invalid_prediction() -> N
 
 
 # ---------------------------------------------------------------------- checkpoints from before: number_scaler.json
-def _legacy_checkpoint(folder: Path, scaler: NumberScaler, **config) -> Path:
+def _legacy_checkpoint(folder: Path, scaling: NumberScaling, **config) -> Path:
     tiny_model("gpt2", "xval", **config).save_pretrained(folder)
-    scaler.save_pretrained(folder)  # what run_training used to write beside the model
+    state = {"format_version": 1, "kind": "standard", "shift": scaling.shift, "scale": scaling.scale,
+             "log": scaling.log, "max_abs": 1.0, "num_fit_values": 3}  # what run_training wrote beside the model
+    (folder / LEGACY_SCALER_FILE).write_text(json.dumps(state))
     return folder
 
 
 def test_an_older_checkpoints_number_scaler_json_moves_into_the_config(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    scaler = NumberScaler("maxabs", log=True).fit([3.0, -250.0, 12.5])
+    scaler = NumberScaling.fit([3.0, -250.0, 12.5], "maxabs", log=True)
     folder = _legacy_checkpoint(tmp_path / "old", scaler)
     with caplog.at_level(logging.WARNING):
         model = AutoModel.from_pretrained(folder).eval()
     assert model.number_scaling == NumberScaling(scaler.shift, scaler.scale, scaler.log)
     assert "moved number_scaler.json" in caplog.text and "number_scaling_scale=" in caplog.text
-    expected = tiny_model("gpt2", "xval", **scaler.config_fields()).eval()
+    expected = tiny_model("gpt2", "xval", **scaler.to_config()).eval()
     batch = inputs_only(random_batch("gpt2"))
     with torch.no_grad():
         assert torch.equal(model(**batch).number_predictions, expected(**batch).number_predictions)
@@ -221,14 +218,14 @@ def test_an_older_checkpoints_number_scaler_json_moves_into_the_config(
 
 
 def test_a_number_scaler_json_that_disagrees_or_is_damaged_is_refused(tmp_path: Path) -> None:
-    scaler = NumberScaler("standard").fit([1.0, 5.0])
+    scaler = NumberScaling.fit([1.0, 5.0])
     folder = _legacy_checkpoint(tmp_path / "both", scaler, **SCALING.to_config())
     with pytest.raises(ValueError, match="disagrees with the number scaling of the config"):
         AutoModel.from_pretrained(folder)
-    folder = _legacy_checkpoint(tmp_path / "same", scaler, **scaler.config_fields())
+    folder = _legacy_checkpoint(tmp_path / "same", scaler, **scaler.to_config())
     assert AutoModel.from_pretrained(folder).number_scaling.shift == 3.0  # a leftover file that agrees is fine
     (folder / LEGACY_SCALER_FILE).write_text('{"format_version": 7}')
-    with pytest.raises(ValueError, match="is not a NumberScaler file"):
+    with pytest.raises(ValueError, match="is not a number_scaler.json of hf_numbers"):
         AutoModel.from_pretrained(folder)
     (folder / LEGACY_SCALER_FILE).write_text("{broken")
     with pytest.raises(ValueError, match="cannot read .*number_scaler.json"):

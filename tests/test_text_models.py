@@ -42,7 +42,7 @@ from hf_numbers.training import (
     build_model,
     build_tokenizer,
     encoding_options_for,
-    make_scaler,
+    make_scaling,
 )
 
 pytestmark = pytest.mark.smoke  # in the drift check's subset (scripts/check_latest.sh)
@@ -199,7 +199,7 @@ def test_builders_fit_the_scheme_and_build_its_tokenizer_and_model() -> None:
     model = build_model(args, tokenizer, dataset)
     assert model.number_encoding is None and model.config.vocab_size == len(tokenizer)
     assert model.config.scheme_min_exponent == low and model.config.num_token_ids == []
-    assert make_scaler(args, dataset).kind == "identity"
+    assert make_scaling(args, dataset).is_identity
     check_answers_tokenized(dataset, tokenize_dataset(dataset, tokenizer, 128), tokenizer, 128)
     with pytest.raises(ValueError, match=r"its answer is number \d+ of the text, but the tokenized text holds"):
         check_answers_tokenized(dataset, tokenize_dataset(dataset, tokenizer, 12), tokenizer, 12)

@@ -1,8 +1,8 @@
-"""Data for hf_numbers: the papers' tasks as ``datasets.DatasetDict`` objects, and the
-``NumberScaler``, a saveable recipe that fits the ``NumberScaling`` a model then applies itself (in its config).
+"""Data for hf_numbers: the papers' tasks as ``datasets.DatasetDict`` objects, and the number scaling each task
+recommends (:func:`task_scaling`, a ``NumberScaling`` fitted on the training numbers, which the model applies).
 
 Example:
-    >>> from hf_numbers.data import make_task, task_scaler
+    >>> from hf_numbers.data import make_task
     >>> dd = make_task("lookup", train_size=100, validation_size=10, test_size=10, test_ood_size=10)
     >>> dd["train"][0]["text"].startswith(dd["train"][0]["prompt"])
     True
@@ -10,24 +10,23 @@ Example:
 
 from .arithmetic import division, fone_arithmetic, multi_operand, multiplication
 from .collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM, number_token_masks, prompt_lengths
+from .column_numbers import column_numbers
 from .comparison import interval, minmax
 from .loading import load_task, parse_task_options, recorded_task, save_task, task_name, tokenize_dataset
 from .lookup import lookup
 from .numeracy import numeracy_words
 from .orbits import orbits
-from .scaler import SCALER_FILE, NumberScaler
-from .tasks import TASK_FILE, TASKS, TaskSpec, make_task, task_scaler
+from .tasks import TASK_FILE, TASKS, TaskSpec, make_task, task_scaling
 from .temperature import load_city_temperatures, temperature
 from .tokenizer_training import train_number_tokenizer, train_plain_tokenizer
 
 __all__ = [
     "DataCollatorForNumberCausalLM",
     "DataCollatorForNumberMLM",
-    "SCALER_FILE",
     "TASKS",
     "TASK_FILE",
-    "NumberScaler",
     "TaskSpec",
+    "column_numbers",
     "division",
     "fone_arithmetic",
     "interval",
@@ -46,7 +45,7 @@ __all__ = [
     "recorded_task",
     "save_task",
     "task_name",
-    "task_scaler",
+    "task_scaling",
     "temperature",
     "tokenize_dataset",
     "train_number_tokenizer",

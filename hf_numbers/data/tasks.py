@@ -10,12 +10,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..modeling.number_scaling import NumberScaling
 from .arithmetic import division, fone_arithmetic, multi_operand, multiplication
+from .column_numbers import column_numbers
 from .comparison import interval, minmax
 from .lookup import lookup
 from .numeracy import numeracy_words
 from .orbits import orbits
-from .scaler import NumberScaler
 from .temperature import temperature
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ TASK_FILE = "hf_numbers_task.json"
 class TaskSpec:
     """A task: its builder, the number scaling that suits xVal-style encodings, and its training recipe.
 
-    ``scaling`` holds the keyword arguments of :class:`NumberScaler` (encodings that read digits
+    ``scaling`` holds the keyword arguments of ``NumberScaling.fit`` (encodings that read digits
     or bits see raw values instead). ``training_defaults`` are the task's recommended
     ``NumberTrainingArguments`` values; explicit arguments win.
 
@@ -135,15 +136,15 @@ def check_task_options(name: str, options: Iterable[str]) -> None:
         raise ValueError(f"task {name!r} has no option {', '.join(unknown)}; allowed: {', '.join(allowed)}")
 
 
-def task_scaler(name: str, dataset: DatasetDict, split: str = "train") -> NumberScaler:
-    """The task's recommended :class:`NumberScaler`, fitted on every number of ``dataset[split]``.
+def task_scaling(name: str, dataset: DatasetDict, split: str = "train") -> NumberScaling:
+    """The task's recommended number scaling, fitted on every number of ``dataset[split]``.
 
     Example:
         >>> dd = make_task("temperature", cities=["sf"], stride=24)
-        >>> scaler = task_scaler("temperature", dd)
-        >>> abs(scaler.transform(scaler.shift)) < 1e-12
+        >>> scaling = task_scaling("temperature", dd)
+        >>> abs(scaling.transform(scaling.shift)) < 1e-12
         True
     """
     if split not in dataset:
         raise ValueError(f"split {split!r} is not in the dataset; allowed: {', '.join(dataset)}")
-    return NumberScaler(**_spec(name).scaling).fit_dataset(dataset[split])
+    return NumberScaling.fit(column_numbers(dataset[split]), **_spec(name).scaling)

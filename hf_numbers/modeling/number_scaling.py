@@ -230,7 +230,8 @@ def _float64(values: Any) -> tuple[Any, Any, Any]:
 def read_legacy_scaler(folder: str | os.PathLike) -> NumberScaling | None:
     """The scaling of an older checkpoint's ``number_scaler.json`` in ``folder``; None if there is none.
 
-    A file that is not a fitted ``NumberScaler`` state (format version 1) is a ``ValueError``.
+    A file that is not a fitted scaler state of format version 1 (what hf_numbers wrote before the scaling
+    moved into the config) is a ``ValueError``.
 
     Example:
         >>> read_legacy_scaler("runs/old/final")  # doctest: +SKIP
@@ -244,9 +245,9 @@ def read_legacy_scaler(folder: str | os.PathLike) -> NumberScaling | None:
     except (OSError, ValueError) as error:
         raise ValueError(f"cannot read {file} ({error})") from None
     if not isinstance(state, dict) or state.get("format_version") != 1 or not {"shift", "scale", "log"} <= set(state):
-        raise ValueError(f"{file} is not a NumberScaler file (format_version 1 with shift, scale and log)")
+        raise ValueError(f"{file} is not a number_scaler.json of hf_numbers (format_version 1, shift, scale, log)")
     if state["shift"] is None or state["scale"] is None:
-        raise ValueError(f"{file} holds an unfitted NumberScaler (no shift and scale)")
+        raise ValueError(f"{file} holds an unfitted scaler (no shift and scale)")
     try:
         return NumberScaling(state["shift"], state["scale"], state["log"])
     except ValueError as error:
@@ -270,23 +271,14 @@ class NumberScalingMixin:
         """
         return NumberScaling.from_config(self.config)
 
-    def set_number_scaling(self, scaling: Any) -> NumberScaling:
-        """Store ``scaling`` in the config: a :class:`NumberScaling`, or anything with ``shift``, ``scale`` and
-        ``log`` (a fitted ``hf_numbers.data.NumberScaler``). Returns the scaling now applied.
+    def set_number_scaling(self, scaling: NumberScaling) -> NumberScaling:
+        """Store ``scaling`` in the config; returns it (the scaling now applied).
 
         Example:
-            >>> model.set_number_scaling(NumberScaler("standard").fit(train_values))  # doctest: +SKIP
+            >>> model.set_number_scaling(NumberScaling.fit(train_values, "standard"))  # doctest: +SKIP
         """
-        try:
-            shift, scale, log = scaling.shift, scaling.scale, scaling.log
-        except AttributeError:
-            raise ValueError(
-                f"set_number_scaling needs a NumberScaling or a fitted NumberScaler (shift, scale, log), "
-                f"got {scaling!r}"
-            ) from None
-        if shift is None or scale is None:
-            raise ValueError(f"the scaler is not fitted (shift={shift!r}, scale={scale!r}); call its fit(...) first")
-        scaling = NumberScaling(shift, scale, log)
+        if not isinstance(scaling, NumberScaling):
+            raise ValueError(f"set_number_scaling needs a NumberScaling (NumberScaling.fit(values)), got {scaling!r}")
         self.config.update(scaling.to_config())
         return scaling
 

@@ -16,7 +16,7 @@ from .builders import (
     build_tokenizer,
     encoding_options_for,
     make_collator,
-    make_scaler,
+    make_scaling,
 )
 from .checkpoints import TrainerState, list_checkpoints, resolve_checkpoint
 from .loop import TrainResult, make_accelerator, train_model
@@ -42,7 +42,7 @@ __all__ = [
     "load_trained",
     "make_accelerator",
     "make_collator",
-    "make_scaler",
+    "make_scaling",
     "number_lora_config",
     "resolve_checkpoint",
     "run_training",

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..data import TASKS, NumberScaler, task_scaler
+from ..data import TASKS, task_scaling
 from ..data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
 from ..data.loading import load_task
 from ..data.tokenizer_training import train_number_tokenizer
-from ..modeling import get_encoding
+from ..modeling import NumberScaling, get_encoding
 from .alignment import align_number_module
 from .arguments import NumberTrainingArguments
 from .lora import number_lora_config, require_peft
@@ -48,19 +48,18 @@ def build_dataset(args: NumberTrainingArguments) -> DatasetDict:
     )
 
 
-def make_scaler(args: NumberTrainingArguments, dataset: DatasetDict) -> NumberScaler:
-    """The task's scaler for an encoding that ``needs_scaling`` (xVal: values must stay small), else identity.
-
-    Fitted on the training split; :func:`build_model` puts it into the model's config, which applies it.
+def make_scaling(args: NumberTrainingArguments, dataset: DatasetDict) -> NumberScaling:
+    """The task's number scaling for an encoding that ``needs_scaling`` (xVal: values must stay small), else the
+    identity. Fitted on the training split; :func:`build_model` puts it into the model's config, which applies it.
 
     Example:
-        >>> make_scaler(NumberTrainingArguments(task="temperature"), dataset)  # doctest: +SKIP
-        NumberScaler(kind='standard', ...)
+        >>> make_scaling(NumberTrainingArguments(task="temperature"), dataset)  # doctest: +SKIP
+        NumberScaling(shift=57.2..., scale=8.1..., log=False)
     """
     name = args.task_name
     if get_encoding(args.number_encoding).needs_scaling and name in TASKS:
-        return task_scaler(name, dataset)
-    return NumberScaler("identity")
+        return task_scaling(name, dataset)
+    return NumberScaling()
 
 
 def build_tokenizer(args: NumberTrainingArguments, dataset: DatasetDict) -> Any:
@@ -108,7 +107,7 @@ def build_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetD
     """A pretrained backbone adapted to numbers, or a new small model sized by ``args``.
 
     With ``dataset``, the encoding's options (:func:`encoding_options_for`) and the number scaling
-    (:func:`make_scaler`) are fitted to it. The tokenizer's ``model_max_length`` is capped at the model's
+    (:func:`make_scaling`) are fitted to it. The tokenizer's ``model_max_length`` is capped at the model's
     positions, so that ``truncation=True`` cuts a text to what the model can read.
 
     Example:
@@ -130,7 +129,7 @@ def _new_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetDi
         "number_loss_weight": args.number_loss_weight,
         "freeze_backbone": args.freeze_backbone,
         **encoding_options_for(args, dataset),
-        **(make_scaler(args, dataset).config_fields() if dataset is not None else {}),
+        **(make_scaling(args, dataset).to_config() if dataset is not None else {}),
     }
     if args.pretrained:
         return spec.model_class.from_pretrained_backbone(
