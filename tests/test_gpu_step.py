@@ -18,7 +18,7 @@ from model_helpers import CAUSAL, ENCODINGS, random_batch, tiny_args, tiny_model
 from safetensors.torch import load_file
 
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM
-from hf_numbers.training import build_dataset, build_model, build_tokenizer, tokenize_dataset, train_model
+from hf_numbers.training import build_model, train_model
 from hf_numbers.training.checkpoints import list_checkpoints
 from hf_numbers.training.fused_loss import liger_token_loss
 
@@ -27,14 +27,6 @@ pytestmark = [
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (torch sees none)"),
 ]
 LOSSES = ("loss", "token_loss", "number_loss")
-
-
-@pytest.fixture(scope="module")
-def lookup(tmp_path_factory: pytest.TempPathFactory) -> tuple:
-    args = tiny_args(backbone=CAUSAL[0], output_dir=str(tmp_path_factory.mktemp("data")))
-    dataset = build_dataset(args)
-    tokenizer = build_tokenizer(args, dataset)
-    return tokenizer, tokenize_dataset(dataset, tokenizer, args.max_length)
 
 
 def train_on_gpu(lookup: tuple, folder: Path, poison_after: int = 0, **overrides) -> tuple[torch.nn.Module, list[dict]]:

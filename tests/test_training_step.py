@@ -26,7 +26,7 @@ from model_helpers import (
 from hf_numbers import BACKBONES
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM
 from hf_numbers.modeling.encoding_base import REFUSED
-from hf_numbers.training import build_dataset, build_model, build_tokenizer, tokenize_dataset, train_model
+from hf_numbers.training import build_model, train_model
 
 LOSSES = ("loss", "token_loss", "number_loss")
 
@@ -109,15 +109,6 @@ def test_the_training_forward_traces_as_one_graph(backbone: str, encoding: str) 
         with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=bool(gather_scored)):
             explained = torch._dynamo.explain(model)(**batch, loss_only=loss_only)
         assert (explained.graph_count, explained.graph_break_count) == (1, 0), explained.break_reasons
-
-
-@pytest.fixture(scope="module")
-def lookup(tmp_path_factory: pytest.TempPathFactory) -> tuple:
-    """The tiny look-up run's tokenizer and tokenized data (built once for the loop's tests)."""
-    args = tiny_args(backbone=CAUSAL[0], output_dir=str(tmp_path_factory.mktemp("data")))
-    dataset = build_dataset(args)
-    tokenizer = build_tokenizer(args, dataset)
-    return tokenizer, tokenize_dataset(dataset, tokenizer, args.max_length)
 
 
 def train_few_steps(lookup: tuple, folder: Path, compiled: bool, poison_at: int | None = None) -> list[float]:
