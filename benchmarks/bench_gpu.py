@@ -68,11 +68,14 @@ DTYPES = ("bf16", "tf32", "fp32")
 
 
 PRESETS = {
-    "gpt2-small": {"backbone": "gpt2", "hidden": 768, "layers": 12, "heads": 12, "vocab": 50304, "config": {}},
+    "gpt2-small": {"backbone": "gpt2", "hidden": 768, "layers": 12, "heads": 12, "vocab": 50304, "config": {},
+                   "peer_decoder": "default"},
     "smollm2-135m": {"backbone": "llama", "hidden": 576, "layers": 30, "heads": 9, "vocab": 49152,
-                     "config": {"num_key_value_heads": 3, "intermediate_size": 1536, "tie_word_embeddings": True}},
+                     "config": {"num_key_value_heads": 3, "intermediate_size": 1536, "tie_word_embeddings": True},
+                     "peer_decoder": "llama-like"},
 }  # fmt: skip
-"""Model sizes: GPT-2 small (vocabulary padded to 50304, a multiple of 64) and SmolLM2-135M's Llama."""
+"""Model sizes: GPT-2 small (vocabulary padded to 50304, a multiple of 64) and SmolLM2-135M's Llama; the peer's
+decoder settings of each (``peer_xtransformers.PEER_DECODERS``)."""
 WAYS = ("eager", "compiled", "compiled+fused")
 
 
@@ -175,7 +178,7 @@ def peer_model(args: argparse.Namespace) -> nn.Module:
     from peer_xtransformers import PEER_DECODERS
     from x_transformers import Decoder, TransformerWrapper
 
-    settings = PEER_DECODERS["llama-like" if args.backbone == "llama" else "default"]
+    settings = PEER_DECODERS[args.peer_decoder]
     decoder = Decoder(dim=args.hidden, depth=args.layers, heads=args.heads, attn_flash=True, **settings)
     return TransformerWrapper(num_tokens=args.vocab, max_seq_len=args.seq_len, attn_layers=decoder)
 
