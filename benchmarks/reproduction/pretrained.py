@@ -49,6 +49,8 @@ SETUPS = {
     "float-lora": (("--number_encoding", "float", *LORA), "float-bit, LoRA"),
     "fone-align-lora": (("--number_encoding", "fone", *ALIGN, *LORA), "FoNE, aligned (100 steps), LoRA"),
     "xval-align-lora": (("--number_encoding", "xval", *ALIGN, *LORA), "xVal, aligned (100 steps), LoRA"),
+    # the same as xval-lora on a CPU; on a GPU it keeps float32 (bf16 autocast is the GPU's default)
+    "xval-lora-fp32": (("--number_encoding", "xval", "--mixed_precision", "no", *LORA), "xVal, LoRA, float32"),
     "digits-lora-ntl": (("--number_encoding", "digits", *LORA, *NTL), "value-aware digits (FoNE + place), LoRA + NTL"),
     "digits-lora": (("--number_encoding", "digits", *LORA), "value-aware digits, LoRA"),
     "digits-fone-lora-ntl": (("--number_encoding", "digits", "--digits_features", "fone", *LORA, *NTL),
