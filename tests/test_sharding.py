@@ -28,7 +28,8 @@ SHARDED_SCRIPT = textwrap.dedent(
     from hf_numbers.data.collators import DataCollatorForNumberCausalLM
     from hf_numbers.training import (NumberTrainingArguments, build_dataset, build_model, build_tokenizer,
                                      make_accelerator, tokenize_dataset, train_model)
-    output_dir, fsdp, resume = sys.argv[1], sys.argv[2] == "fsdp", (sys.argv[3:] or [None])[0]
+    output_dir, resume = sys.argv[1], (sys.argv[3:] or [None])[0]
+    fsdp = {"fsdp": True, "ddp": False}.get(sys.argv[2], sys.argv[2])  # or TrainingArguments' words
     args = NumberTrainingArguments(task="lookup", train_size=128, eval_size=8, hidden_size=32, num_layers=2,
                                    num_heads=2, vocab_size=150, per_device_train_batch_size=4, max_steps=6,
                                    save_steps=3, eval_steps=3, logging_steps=1, disable_tqdm=True, use_cpu=True,
@@ -79,7 +80,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict]]:
     fsdp = _run_two_processes(script, folder / "fsdp", "fsdp")
     ddp = _run_two_processes(script, folder / "ddp", "ddp")
     resumed = _run_two_processes(script, folder / "resumed", "fsdp", str(folder / "fsdp" / "checkpoint-3"))
-    return {"folder": folder, "fsdp": fsdp, "ddp": ddp, "resumed": resumed}
+    grad_op = _run_two_processes(script, folder / "grad_op", "shard_grad_op auto_wrap")
+    return {"folder": folder, "fsdp": fsdp, "ddp": ddp, "resumed": resumed, "shard_grad_op": grad_op}
 
 
 def test_every_process_holds_only_its_shard_of_every_weight(runs: dict) -> None:
@@ -104,6 +106,15 @@ def test_fsdp_losses_match_ddp(runs: dict) -> None:
     assert fsdp["losses"] == pytest.approx(ddp["losses"], rel=1e-4, abs=1e-5)
     assert fsdp["evals"] == pytest.approx(ddp["evals"], rel=1e-4, abs=1e-5)
     assert "__wrapped__" not in runs["ddp"][0]["shards"]
+
+
+def test_shard_grad_op_shards_and_trains_as_full_shard(runs: dict) -> None:
+    """``--fsdp "shard_grad_op auto_wrap"`` (TrainingArguments' words): blocks keep their gathered weights from
+    forward to backward; the weights are still sharded and the losses are full_shard's."""
+    grad_op, full = runs["shard_grad_op"], runs["fsdp"]
+    shards = dict(grad_op[0]["shards"])
+    assert shards.pop("__wrapped__").startswith("FSDP") and all(dtensor for dtensor, *_ in shards.values())
+    assert grad_op[0]["losses"] == pytest.approx(full[0]["losses"], rel=1e-5, abs=1e-6)
 
 
 def test_sharded_checkpoint_resumes_exactly(runs: dict) -> None:
