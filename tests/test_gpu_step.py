@@ -1,8 +1,8 @@
 """The fast GPU step (``pytest -m gpu``): compiled, fused, no host sync per step, exact resume, the NaN stop.
 
 ``hf-numbers train`` on CUDA compiles its step, runs ``loss_only`` over every position (no gather), a fused
-AdamW that skips a non-finite step on the device (``FiniteGuard``) and, where Liger Kernel is installed, the
-fused token loss. These tests train the tiny look-up run on the GPU (bf16) and check each against the eager
+AdamW that skips a non-finite step on the device (``FiniteGuard``), and with ``--fused_token_loss true`` Liger
+Kernel's fused token loss. These tests train the tiny look-up run on the GPU (bf16) and check each against the eager
 way within bf16's tolerance; every test is skipped where torch sees no CUDA device.
 """
 
@@ -54,7 +54,7 @@ def train_on_gpu(lookup: tuple, folder: Path, poison_after: int = 0, **overrides
 
 def test_the_compiled_step_trains_with_the_losses_of_the_eager_step(lookup: tuple, tmp_path: Path) -> None:
     _, eager = train_on_gpu(lookup, tmp_path / "eager", torch_compile=False, fused_token_loss=False)
-    _, compiled = train_on_gpu(lookup, tmp_path / "compiled", torch_compile=True)  # fused where installed
+    _, compiled = train_on_gpu(lookup, tmp_path / "compiled", torch_compile=True)
     for name in LOSSES:
         assert [r[name] for r in compiled] == pytest.approx([r[name] for r in eager], rel=2e-2, abs=1e-3), name
 
