@@ -107,11 +107,14 @@ def test_generate_returns_numbers_aligned_and_fed_back(
 @pytest.mark.parametrize("backbone", CAUSAL)
 @pytest.mark.parametrize("encoding", ENCODINGS)
 def test_greedy_generation_is_the_same_with_and_without_cache(backbone: str, encoding: str) -> None:
+    """With the KV cache, without it, and with transformers' static (fixed-size) cache, which compiled decoding
+    uses (``bench_generation.py --cache static``)."""
     model = tiny_model(backbone, encoding).eval()
-    cached = generate(model, left_padded_prompt(), use_cache=True)
     uncached = generate(model, left_padded_prompt(), use_cache=False)
-    assert torch.equal(cached.sequences, uncached.sequences)
-    assert torch.allclose(cached.numbers, uncached.numbers, rtol=1e-5)
+    for cache in ({}, {"cache_implementation": "static"}):
+        cached = generate(model, left_padded_prompt(), use_cache=True, **cache)
+        assert torch.equal(cached.sequences, uncached.sequences)
+        assert torch.allclose(cached.numbers, uncached.numbers, rtol=1e-5)
 
 
 @pytest.mark.parametrize("backbone", CAUSAL)
