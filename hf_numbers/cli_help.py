@@ -32,6 +32,7 @@ TRAIN_OPTION_GROUPS: dict[str, tuple[str, ...]] = {
                                     "number_token_loss_weight"),  # fmt: skip
     "number encoding options (each used by the encoding it names)": (),  # every registered encoding's options
     "training": ("max_steps", "per_device_train_batch_size", "gradient_accumulation_steps", "learning_rate",
+                 "number_learning_rate",
                  "weight_decay", "warmup_steps", "min_lr_ratio", "max_grad_norm", "mixed_precision", "seed",
                  "use_cpu", "gradient_checkpointing", "torch_compile", "fused_token_loss"),  # fmt: skip
     "evaluation, logging and checkpoints": ("output_dir", "overwrite_output_dir", "eval_steps", "eval_few_shot",

@@ -27,6 +27,7 @@ from hf_numbers import BACKBONES
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM
 from hf_numbers.modeling.encoding_base import REFUSED
 from hf_numbers.training import build_model, train_model
+from hf_numbers.training.loop import parameter_groups
 
 LOSSES = ("loss", "token_loss", "number_loss")
 
@@ -156,3 +157,21 @@ def test_torch_compile_names_the_value_it_refuses(
     with pytest.raises(ValueError, match=refused) as info:
         train_few_steps(lookup, tmp_path, compiled=True, poison_at=3)
     assert isinstance(info.value.__cause__, RuntimeError) and REFUSED in str(info.value.__cause__)
+
+
+def test_the_number_module_trains_at_its_own_learning_rate(lookup: tuple, tmp_path: Path) -> None:
+    """``--number_learning_rate``: AdamW's second group. At 1e-12 the number module stays where it started while the
+    rest of the model moves at --learning_rate; a model without a number module refuses it by name."""
+    tokenizer, data = lookup
+    args = tiny_args(backbone=CAUSAL[0], output_dir=str(tmp_path / "run"), max_steps=3, save_steps=0, eval_steps=0,
+                     number_learning_rate=1e-12)
+    torch.manual_seed(0)
+    model = build_model(args, tokenizer)
+    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    trained, _ = train_model(model, data["train"], DataCollatorForNumberCausalLM(tokenizer), args)
+    moved = {name: not torch.allclose(p, before[name], atol=1e-9) for name, p in trained.named_parameters()}
+    assert not any(moved[name] for name in moved if name.startswith("number_encoding."))
+    assert sum(moved.values()) > len(moved) // 2  # the trunk and heads did move
+    text = tiny_args(backbone=CAUSAL[0], number_encoding="text", number_learning_rate=1e-4)
+    with pytest.raises(ValueError, match="--number_learning_rate: .* trains no number module"):
+        parameter_groups(tiny_model(CAUSAL[0], TEXT_ENCODINGS[0]), text)

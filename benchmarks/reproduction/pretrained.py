@@ -49,6 +49,8 @@ SETUPS = {
     "float-lora": (("--number_encoding", "float", *LORA), "float-bit, LoRA"),
     "fone-align-lora": (("--number_encoding", "fone", *ALIGN, *LORA), "FoNE, aligned (100 steps), LoRA"),
     "xval-align-lora": (("--number_encoding", "xval", *ALIGN, *LORA), "xVal, aligned (100 steps), LoRA"),
+    "xval-align-slow-lora": (("--number_encoding", "xval", *ALIGN, "--number_learning_rate", "1e-4", *LORA),
+                             "xVal, aligned (100 steps), LoRA, number module at 1/10 the rate"),
     # the same as xval-lora on a CPU; on a GPU it keeps float32 (bf16 autocast is the GPU's default)
     "xval-lora-fp32": (("--number_encoding", "xval", "--mixed_precision", "no", *LORA), "xVal, LoRA, float32"),
     "digits-lora-ntl": (("--number_encoding", "digits", *LORA, *NTL), "value-aware digits (FoNE + place), LoRA + NTL"),

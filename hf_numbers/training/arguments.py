@@ -247,6 +247,14 @@ class NumberTrainingArguments:
     learning_rate: float | None = field(
         default=None, metadata=_recommended("learning_rate", "Peak learning rate of AdamW.")
     )
+    number_learning_rate: float | None = field(
+        default=None,
+        metadata={
+            "help": "Peak learning rate of the number module (the [NUM] encoding, or the digits' value embedding), "
+            "on the same schedule; default: --learning_rate. LLaVA trains its projector 10x slower than the rest "
+            "once aligned; this sets that ratio."
+        },
+    )
     weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay."})
     warmup_steps: int | None = field(default=None, metadata=_recommended("warmup_steps", "Linear warm-up steps."))
     min_lr_ratio: float = field(
@@ -525,6 +533,7 @@ VALUE_RULES: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
     ("min_lr_ratio", lambda v: 0.0 <= v <= 1.0, "in [0, 1]"),
     ("learning_rate", lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
     ("align_learning_rate", lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
+    ("number_learning_rate", lambda v: v is None or (math.isfinite(v) and v > 0), "a finite number > 0 (or unset)"),
     ("dropout", lambda v: 0.0 <= v < 1.0, "in [0, 1)"),
     ("lora_dropout", lambda v: 0.0 <= v < 1.0, "in [0, 1)"),
     ("mlm_probability", lambda v: 0.0 < v <= 1.0, "in (0, 1]"),

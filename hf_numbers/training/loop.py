@@ -22,6 +22,7 @@ from accelerate.utils import DataLoaderConfiguration, parse_flag_from_env, set_s
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
+from ..modeling.checks import NUMBER_MODULES
 from ..modeling.encoding_base import REFUSED
 from ..strict_json import write_json
 from .arguments import NumberTrainingArguments
@@ -278,6 +279,25 @@ def _fast_paths(model: torch.nn.Module, args: NumberTrainingArguments, accelerat
         shard_model(model, accelerator, cpu_offload=args.fsdp_cpu_offload, mode=args.fsdp)
 
 
+def parameter_groups(model: torch.nn.Module, args: NumberTrainingArguments) -> list[dict[str, Any]]:
+    """AdamW's parameter groups: the trainable parameters, and with ``--number_learning_rate`` the number module's
+    apart at that rate (its modules named in ``NUMBER_MODULES``, also inside LoRA's wrapper).
+
+    Example:
+        >>> [len(g["params"]) for g in parameter_groups(model, args)]  # doctest: +SKIP
+        [28, 6]
+    """
+    named = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+    if args.number_learning_rate is None:
+        return [{"params": [p for _, p in named]}]
+    number = [p for name, p in named if set(name.split(".")) & set(NUMBER_MODULES)]
+    rest = [p for name, p in named if not set(name.split(".")) & set(NUMBER_MODULES)]
+    if not number:
+        raise ValueError(f"--number_learning_rate: {type(model).__name__} trains no number module "
+                         f"({', '.join(NUMBER_MODULES)}); leave it unset")
+    return [{"params": rest}, {"params": number, "lr": args.number_learning_rate}]
+
+
 @dataclass
 class _Run:
     """One run's moving parts (:meth:`prepare`) and its loop (:meth:`fit`): steps, logs, evaluation, checkpoints."""
@@ -311,13 +331,14 @@ class _Run:
         loader = DataLoader(train_dataset, batch_size=args.per_device_train_batch_size, shuffle=True,
                             collate_fn=collator, generator=torch.Generator().manual_seed(args.seed), pin_memory=on_gpu)
         _fast_paths(model, args, accelerator)
-        parameters = [p for p in model.parameters() if p.requires_grad]
+        groups = parameter_groups(model, args)
+        parameters = [p for group in groups for p in group["params"]]
         if not parameters:
             raise ValueError("the model has no trainable parameters")
         from transformers.optimization import get_cosine_with_min_lr_schedule_with_warmup  # imports peft
 
         # fused on a GPU: one kernel for every tensor, and it skips a non-finite step on the device (FiniteGuard)
-        optimizer = torch.optim.AdamW(parameters, lr=args.learning_rate, weight_decay=args.weight_decay,
+        optimizer = torch.optim.AdamW(groups, lr=args.learning_rate, weight_decay=args.weight_decay,
                                       fused=on_gpu and not args.fsdp)
         # The scheduler stays out of accelerator.prepare (which would step it once per process): it is
         # stepped by hand, once per optimizer step, and saved by save_checkpoint.
