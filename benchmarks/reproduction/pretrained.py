@@ -53,6 +53,8 @@ SETUPS = {
                              "xVal, aligned (100 steps), LoRA, number module at 1/10 the rate"),
     # the same as xval-lora on a CPU; on a GPU it keeps float32 (bf16 autocast is the GPU's default)
     "xval-lora-fp32": (("--number_encoding", "xval", "--mixed_precision", "no", *LORA), "xVal, LoRA, float32"),
+    "text-lora-ntl-fp32": (("--number_encoding", "text", "--mixed_precision", "no", *LORA, *NTL),
+                           "digit tokens, LoRA + NTL, float32"),
     "digits-lora-ntl": (("--number_encoding", "digits", *LORA, *NTL), "value-aware digits (FoNE + place), LoRA + NTL"),
     "digits-lora": (("--number_encoding", "digits", *LORA), "value-aware digits, LoRA"),
     "digits-fone-lora-ntl": (("--number_encoding", "digits", "--digits_features", "fone", *LORA, *NTL),
