@@ -59,13 +59,15 @@ class NumberLossMixin:
 
         ``ValueError`` where a labelled value is one the encoding refuses, named as the model sees it (scaled).
         """
-        if self.causal:
-            labels = F.pad(labels[:, 1:], (0, 1), value=-100)
+        def next_token(tensor: torch.Tensor, fill: float) -> torch.Tensor:
+            return F.pad(tensor[:, 1:], (0, 1), value=fill) if self.causal else tensor
+
+        labels = next_token(labels, -100)
         if self.number_encoding is None:  # a text encoding: its numbers are tokens
             return labels, None, None
         scaled = False
         if number_labels is None and self.causal:
-            number_labels = numbers[:, 1:]  # the inputs' values, in the model's units already
+            number_labels = numbers  # the inputs' values, in the model's units already
         elif number_labels is not None:
             number_labels = to_float64(number_labels, labels.device)
             if number_labels.shape != labels.shape:
@@ -73,12 +75,11 @@ class NumberLossMixin:
                     f"number_labels has shape {tuple(number_labels.shape)} but labels has shape "
                     f"{tuple(labels.shape)}; they must match"
                 )
-            number_labels = number_labels[:, 1:] if self.causal else number_labels
             scaled = not scaled_numbers and not self.number_scaling.is_identity
             if scaled:  # the encoding's range is in the model's units
                 number_labels = self.number_scaling.transform(number_labels)
-        if number_labels is not None and self.causal:
-            number_labels = F.pad(number_labels, (0, 1), value=NEUTRAL_NUMBER)
+        if number_labels is not None:
+            number_labels = next_token(number_labels, NEUTRAL_NUMBER)
         labelled_numbers = self.number_mask(labels)
         if number_labels is None:
             refuse_where(labelled_numbers, lambda: "labels contain number tokens but number_labels is None; pass "
