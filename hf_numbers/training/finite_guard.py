@@ -51,19 +51,20 @@ class FiniteGuard:
                 require_finite(dict(zip(LOSS_NAMES, row)), step, f"on process {process}")
             return
         bad = (~torch.isfinite(step_losses).all()).to(torch.float32)
-        bad = self.accelerator.reduce(bad, reduction="sum") if self.accelerator.num_processes > 1 else bad
+        if self.accelerator.num_processes > 1:  # any process's: the replicas must skip the same steps
+            bad = self.accelerator.reduce(bad, reduction="sum").clamp(max=1)
         newly = (bad > 0) & (self.stopped == 0)
         self.first = torch.where(newly, torch.cat([step_losses.new_tensor([step]), step_losses]), self.first)
-        self.stopped = torch.maximum(self.stopped, (bad > 0).to(torch.float32))
+        self.stopped = torch.maximum(self.stopped, bad)
         self.optimizer.found_inf = self.stopped
 
     def check(self) -> None:
         """Raise for the first non-finite step seen (a host sync: call it where the loop reads the device)."""
         if not self.on_device:
             return
-        rows = self.accelerator.gather(self.first[None]).tolist()
+        rows = self.accelerator.gather(self.first[None]).tolist()  # a step is recorded on every process at once
         for process, (step, *losses) in enumerate(rows):
             if not math.isnan(step):
                 require_finite(dict(zip(LOSS_NAMES, losses)), int(step), f"on process {process}")
-        if self.stopped.item():  # another process's losses stopped it: the row above names that one
+        if any(not math.isnan(step) for step, *_ in rows):  # a safety net: the process at fault raised above
             raise FloatingPointError("training stopped: a step's losses were not finite on another process")

@@ -298,8 +298,9 @@ def parameter_groups(model: torch.nn.Module, args: NumberTrainingArguments) -> l
     named = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
     if args.number_learning_rate is None:
         return [{"params": [p for _, p in named]}]
-    number = [p for name, p in named if set(name.split(".")) & set(NUMBER_MODULES)]
-    rest = [p for name, p in named if not set(name.split(".")) & set(NUMBER_MODULES)]
+    rest, number = [], []
+    for name, parameter in named:
+        (number if set(name.split(".")) & set(NUMBER_MODULES) else rest).append(parameter)
     if not number:
         raise ValueError(f"--number_learning_rate: {type(model).__name__} trains no number module "
                          f"({', '.join(NUMBER_MODULES)}); leave it unset")
