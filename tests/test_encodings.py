@@ -58,15 +58,16 @@ def test_unknown_encoding_is_a_value_error() -> None:
 
 
 def test_registry_names_and_options_are_the_config_fields() -> None:
-    """Each class is registered under its own name; its options are config fields prefixed with that name
-    (the text schemes share theirs, prefixed ``scheme_``)."""
+    """Each class is registered under its own name; its options are config fields prefixed with that name or the
+    name of an encoding it extends (``digits`` takes ``text_digit_order``; the text schemes share ``scheme_``)."""
     assert all(cls.name == name for name, cls in NUMBER_ENCODINGS_REGISTRY.items())
     names = [option.name for option in encoding_options()]
     assert len(names) == len(set(names))
     config = NumberGPT2Config(n_embd=32, n_layer=2, n_head=2)
     for name, cls in NUMBER_ENCODINGS_REGISTRY.items():
         for option in cls.options:
-            assert option.name.startswith(f"{name}_") or option in SCHEME_OPTIONS
+            owners = {getattr(base, "name", None) for base in cls.__mro__} - {None}
+            assert any(option.name.startswith(f"{owner}_") for owner in owners) or option in SCHEME_OPTIONS
             assert isinstance(option.default, option.type)
             assert getattr(config, option.name) == option.default
     saved_fields = {"fone_int_digits", "fone_frac_digits", "exponent_num_bins", "exponent_min", "exponent_max"}

@@ -35,6 +35,8 @@ BUDGET = ("--max_steps", "400", "--per_device_train_batch_size", "16", "--train_
 LORA = ("--lora_r", "16", "--learning_rate", "1e-3")
 FULL = ("--learning_rate", "1e-4")
 NTL = ("--number_token_loss", "ntl")
+UNITS_FIRST = ("--text_digit_order", "units_first")
+"""Every number's digits given to the model units first (``1250`` as ``0521``), turned back when decoded."""
 ALIGN = ("--align_steps", "100")
 """Alignment before the task (``--align_steps``): texts of the training split's numbers, no task labels."""
 SETUPS = {
@@ -61,6 +63,10 @@ SETUPS = {
                              "value-aware digits, FoNE part only, LoRA + NTL"),
     "digits-place-lora-ntl": (("--number_encoding", "digits", "--digits_features", "place", *LORA, *NTL),
                               "value-aware digits, place part only, LoRA + NTL"),
+    "text-units-lora-ntl": (("--number_encoding", "text", *UNITS_FIRST, *LORA, *NTL),
+                            "digit tokens, units first, LoRA + NTL"),
+    "digits-units-lora-ntl": (("--number_encoding", "digits", *UNITS_FIRST, *LORA, *NTL),
+                              "value-aware digits (FoNE + place), units first, LoRA + NTL"),
     "digits-randstart-lora-ntl": (("--number_encoding", "digits", "--digits_zero_start", "false", *LORA, *NTL),
                                   "value-aware digits, random (not zero) start, LoRA + NTL"),
 }

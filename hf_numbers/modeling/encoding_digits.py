@@ -16,13 +16,12 @@ runs of their own.
 
 Example:
     >>> DigitsEncoding.has_number_module, DigitsEncoding.tokenizer_options({})
-    (False, {'number_scheme': 'text'})
+    (False, {'number_scheme': 'text', 'digit_order': 'as_written'})
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import torch
@@ -30,7 +29,7 @@ from torch import nn
 from transformers import initialization as init
 
 from .encoding_base import EncodingOption
-from .encoding_text import TextEncoding
+from .encoding_text import DIGIT_ORDER, TextEncoding
 from .tokenization_helpers import token_texts
 
 __all__ = ["DIGIT_FEATURES", "DigitValueEmbedding", "DigitsEncoding", "digit_token_table"]
@@ -46,12 +45,13 @@ class DigitsEncoding(TextEncoding):
 
     Example:
         >>> [option.name for option in DigitsEncoding.options]
-        ['digits_features', 'digits_places', 'digits_zero_start']
+        ['text_digit_order', 'digits_features', 'digits_places', 'digits_zero_start']
     """
 
     name = "digits"
     adds_digit_values: ClassVar[bool] = True
     options = (
+        DIGIT_ORDER,
         EncodingOption("digits_features", str, "fone+place",
                        f"Value-aware digits: what is added at each digit token, one of {', '.join(DIGIT_FEATURES)} "
                        "(FoNE features of the number read so far; the count of its digits read)"),
@@ -73,11 +73,6 @@ class DigitsEncoding(TextEncoding):
             raise ValueError(f"digits_places must be in [1, {MAX_PLACES}], got {config.digits_places}")
         if config.number_encoding == cls.name:
             _check_digit_tokens(config.digit_tokens, config.vocab_size)
-
-    @classmethod
-    def tokenizer_options(cls, options: Mapping[str, Any]) -> dict[str, Any]:
-        """Numbers stay the backbone's own text."""
-        return {"number_scheme": "text"}
 
 
 def _check_digit_tokens(rows: Any, vocab_size: int) -> None:
@@ -127,6 +122,7 @@ class DigitValueEmbedding(nn.Module):
     def __init__(self, config: Any) -> None:
         super().__init__()
         self.places, self.kind = config.digits_places, config.digits_features
+        self.units_first = config.text_digit_order == "units_first"
         self.zero_start, self.init_std = config.digits_zero_start, config.initializer_range
         self.digit_tokens, vocab_size = [list(row) for row in config.digit_tokens], config.vocab_size
         # value, digit count (0: no digits), joins; rebuilt from the config by init_parameters, never saved
@@ -141,6 +137,8 @@ class DigitValueEmbedding(nn.Module):
         the digit-token table (loaded weights are kept: transformers' ``init`` functions skip them)."""
         table = torch.zeros(self.table.shape, dtype=torch.long)
         for token_id, value, count, joins in self.digit_tokens:
+            if self.units_first:  # the token's digits as the number has them
+                value = int(str(value).zfill(count)[::-1])
             table[token_id] = torch.tensor([value, count, joins])
         init.copy_(self.table, table)
         init.copy_(self.powers, 10 ** torch.arange(self.places + 1, dtype=torch.long))
@@ -150,12 +148,15 @@ class DigitValueEmbedding(nn.Module):
             init.normal_(self.proj.weight, mean=0.0, std=self.init_std)
 
     def read_runs(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Per position: the digit run read so far mod ``10^places``, its digits read (at most ``places``), and
-        whether the token is a digit token. Looks back ``places`` tokens at most (every digit token has a digit)."""
+        """Per position: the value of the digit run read so far mod ``10^places``, its digits read (at most
+        ``places``), and whether the token is a digit token. Looks back ``places`` tokens at most (every digit
+        token has a digit). Units first (``text_digit_order``), the run read so far is the number's lowest digits."""
         known = ids < self.table.shape[0]  # tokens added after the table was built are no digits
         value, count, joins = self.table[torch.where(known, ids, 0)].unbind(-1)
         count = torch.where(known, count, 0)
         is_digit = count > 0
+        if self.units_first:
+            return self._read_units_first(value, count, joins, is_digit)
         prefix, read, alive = value % self.powers[-1], count.clone(), is_digit
         for back in range(1, self.places + 1):
             alive = alive & _shifted(is_digit & (joins > 0), back - 1) & _shifted(is_digit, back)
@@ -164,6 +165,21 @@ class DigitValueEmbedding(nn.Module):
             prefix = prefix + torch.where(alive, earlier, 0)
             read = read + torch.where(alive, _shifted(count, back), 0)
         return prefix % self.powers[-1], read.clamp(max=self.places), is_digit
+
+    def _read_units_first(
+        self, value: torch.Tensor, count: torch.Tensor, joins: torch.Tensor, is_digit: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """:meth:`read_runs` for runs written units first: a token's digits (``value``: theirs reversed, so as
+        the number has them) are worth ``10^(digits before it in the run)``; past ``places`` digits, nothing."""
+        links, alive = [], is_digit  # links[b - 1]: the token b tokens before belongs to the same run
+        for back in range(1, self.places + 1):
+            alive = alive & _shifted(is_digit & (joins > 0), back - 1) & _shifted(is_digit, back)
+            links.append(alive)
+        before = sum(torch.where(link, _shifted(count, b), 0) for b, link in enumerate(links, 1))
+        shift = before.clamp(max=self.places)  # a run longer than `places` tokens has at least `places` digits
+        worth = (value % self.powers[self.places - shift]) * self.powers[shift]
+        prefix = worth + sum(torch.where(link, _shifted(worth, b), 0) for b, link in enumerate(links, 1))
+        return prefix % self.powers[-1], (before + count).clamp(max=self.places), is_digit
 
     def features(self, ids: torch.Tensor) -> torch.Tensor:
         """``(B, L, F)`` float64: the FoNE features and / or one-hot digits read; zero at other tokens."""

@@ -19,9 +19,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .encoding_base import EncodingOption
+from .parsing import DIGIT_ORDERS
 from .text_schemes import B1999Scheme, FP15Scheme, NumberScheme, P10Scheme, P1000Scheme, fit_exponent_range
 
 __all__ = [
+    "DIGIT_ORDER",
     "SCHEME_OPTIONS",
     "B1999Encoding",
     "FP15Encoding",
@@ -30,6 +32,15 @@ __all__ = [
     "SchemeEncoding",
     "TextEncoding",
 ]
+
+DIGIT_ORDER = EncodingOption(
+    "text_digit_order",
+    str,
+    "as_written",
+    f"text and digits: the order a number's digits reach the model in, one of {', '.join(DIGIT_ORDERS)} "
+    "(units_first: 1250 as 0521, turned back when decoded; sums and products are written from the units up)",
+)
+"""The option of the encodings that leave numbers to the backbone's digit tokens (``text``, ``digits``)."""
 
 SCHEME_OPTIONS = (
     EncodingOption(
@@ -63,11 +74,11 @@ class TextEncoding:
 
     Example:
         >>> TextEncoding.has_number_module, TextEncoding.tokenizer_options({})
-        (False, {'number_scheme': 'text'})
+        (False, {'number_scheme': 'text', 'digit_order': 'as_written'})
     """
 
     name: ClassVar[str] = "text"
-    options: ClassVar[tuple[EncodingOption, ...]] = ()
+    options: ClassVar[tuple[EncodingOption, ...]] = (DIGIT_ORDER,)
     needs_scaling: ClassVar[bool] = False
     scales_embedding: ClassVar[bool] = False
     continuous_output: ClassVar[bool] = False
@@ -76,11 +87,19 @@ class TextEncoding:
 
     @classmethod
     def validate_options(cls, config: Any) -> None:
-        """A model of this encoding has no number token: ``num_token_id(s)`` must be unset."""
+        """A model of this encoding has no number token: ``num_token_id(s)`` must be unset; a digit order it takes."""
         if config.number_encoding == cls.name and config.num_token_ids:
             raise ValueError(
                 f"number_encoding={cls.name!r} writes numbers as ordinary tokens: num_token_id and num_token_ids "
                 f"must be unset (its tokenizer has no number token), got num_token_ids={config.num_token_ids}"
+            )
+        order = config.text_digit_order
+        if order not in DIGIT_ORDERS or config.number_encoding == cls.name and order != "as_written" and (
+            DIGIT_ORDER not in cls.options
+        ):
+            raise ValueError(
+                f"text_digit_order={order!r} with number_encoding={config.number_encoding!r}; allowed: "
+                f"{', '.join(DIGIT_ORDERS)}, and units_first only for the encodings that write digits (text, digits)"
             )
 
     @classmethod
@@ -97,8 +116,8 @@ class TextEncoding:
 
     @classmethod
     def tokenizer_options(cls, options: Mapping[str, Any]) -> dict[str, Any]:
-        """The tokenizer's ``number_scheme`` (and the scheme's options)."""
-        return {"number_scheme": cls.name}
+        """The tokenizer's ``number_scheme`` and the digits' order."""
+        return {"number_scheme": "text", "digit_order": options.get(DIGIT_ORDER.name, DIGIT_ORDER.default)}
 
 
 class SchemeEncoding(TextEncoding):

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 __all__ = [
+    "DIGIT_ORDERS",
     "NEUTRAL_NUMBER",
     "NumberPieces",
     "NumberSpan",
@@ -26,10 +27,14 @@ __all__ = [
     "format_number",
     "replace_numbers",
     "split_numbers",
+    "units_first",
 ]
 
 NEUTRAL_NUMBER = 1.0
 """The value ``input_numbers`` holds at every token that is not a number (padding included)."""
+
+DIGIT_ORDERS = ("as_written", "units_first")
+"""The orders a text tokenizer can give a number's digits to the model in (:func:`units_first`)."""
 
 _SAFE_LAST = r"[^\s0-9)\]}%\x80-\U0010ffff]"
 """An ASCII character after which a sign is a sign (rule 4): not a space, a digit, a closing bracket or ``%``."""
@@ -169,6 +174,27 @@ def format_number(value: float) -> str:
         raise ValueError(f"cannot write the non-finite value {value!r} as a number; allowed: finite floats")
     text = repr(value)
     return text[:-2] if text.endswith(".0") else text
+
+
+def units_first(literal: str) -> str:
+    """A number's text with its mantissa's digits (and point) in reverse order: the units digit first.
+
+    The sign stays in front and the exponent behind; ``units_first`` undoes itself, except that a leading-dot
+    decimal gets its zero (``.5`` comes back as ``0.5``). Addition and multiplication produce a number's digits
+    from the units up, so a model that writes them in that order knows each carry before it needs it (Lee et al.
+    2023, "Teaching Arithmetic to Small Transformers"; Abacus, McLeish et al. 2024).
+
+    Example:
+        >>> [units_first(n) for n in ("1250", "-46.98", ".5", "1.5e-3")], units_first(units_first("-46.98"))
+        (['0521', '-89.64', '5.0', '5.1e-3'], '-46.98')
+    """
+    sign = literal[0] if literal[0] in "+-" else ""
+    body = literal[len(sign) :]
+    cut = next((i for i, c in enumerate(body) if c in "eE"), len(body))
+    mantissa = body[:cut]
+    if mantissa.startswith("."):
+        mantissa = "0" + mantissa
+    return sign + mantissa[::-1] + body[cut:]
 
 
 def replace_numbers(text: str, placeholder: str | Callable[[float], str]) -> tuple[str, list[int], list[NumberSpan]]:

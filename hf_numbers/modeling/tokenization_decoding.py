@@ -5,15 +5,16 @@
 written with :func:`format_number`; a text-scheme tokenizer writes every complete run of scheme
 tokens as its number (malformed runs stay as their token strings). It reads the number tokens
 and scheme that :class:`NumberTokenizerMixin` sets up (``num_token``, ``number_scheme``,
-``scheme``, ``_num_token_ids``, ``_scheme_ids``).
+``scheme``, ``digit_order``, ``_num_token_ids``, ``_scheme_ids``); numbers that a ``text`` tokenizer gave
+the model units first are turned back.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .parsing import format_number
-from .tokenization_helpers import nested_shape, to_lists
+from .parsing import format_number, split_numbers, units_first
+from .tokenization_helpers import RewrittenText, nested_shape, to_lists
 
 __all__ = ["NumberDecodingMixin"]
 
@@ -40,7 +41,7 @@ class NumberDecodingMixin:
             >>> tokenizer.decode(enc["input_ids"], input_numbers=enc["input_numbers"])  # doctest: +SKIP
             'x = -3.5, y=2'
         """
-        if input_numbers is None and self.scheme is None:
+        if input_numbers is None and self.scheme is None and self.digit_order == "as_written":
             return super().decode(token_ids, skip_special_tokens=skip_special_tokens, **kwargs)
         ids = to_lists(token_ids)
         numbers = ids if input_numbers is None else to_lists(input_numbers)  # a scheme decodes without values
@@ -71,7 +72,11 @@ class NumberDecodingMixin:
         if self.scheme is not None:
             return self._decode_scheme_row(ids, skip, kwargs)
         if self.numbers_as_text:
-            return super().decode(ids, skip_special_tokens=skip, **kwargs)
+            text = super().decode(ids, skip_special_tokens=skip, **kwargs)
+            if self.digit_order == "as_written":
+                return text
+            pieces = split_numbers(text)  # digits written units first, turned back
+            return RewrittenText(pieces, [units_first(literal) for literal in pieces.literals]).text
         number_ids = set(self._num_token_ids)
         if skip:  # number tokens stay even where a folder registered them as special tokens
             special = set(self.all_special_ids) - number_ids

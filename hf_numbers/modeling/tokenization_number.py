@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from itertools import chain
 from typing import Any
@@ -25,7 +26,7 @@ from tokenizers import Tokenizer
 from transformers import AddedToken, BatchEncoding, BertTokenizer, GPT2Tokenizer, RobertaTokenizer
 from transformers.tokenization_utils_base import PaddingStrategy, TruncationStrategy
 
-from .parsing import NEUTRAL_NUMBER, split_numbers
+from .parsing import DIGIT_ORDERS, NEUTRAL_NUMBER, split_numbers, units_first
 from .text_schemes import NUMBER_SCHEMES, SCHEME_TOKEN_RE, NumberScheme
 from .tokenization_decoding import NumberDecodingMixin
 from .tokenization_helpers import RewrittenText, pad_rows, to_lists
@@ -49,6 +50,9 @@ class NumberTokenizerMixin(NumberDecodingMixin):
             text scheme, ``"p10"``, ``"p1000"``, ``"b1999"``, ``"fp15"`` (see ``text_schemes.py``).
         scheme_digits, scheme_min_exponent, scheme_max_exponent: the scheme's significant digits
             and exponent range (a value outside it is a ``ValueError`` when tokenized).
+        digit_order: with ``number_scheme="text"``, ``"as_written"`` (default) or ``"units_first"``: every
+            number's digits go to the model units first (``1250`` as ``0521``, :func:`units_first`) and
+            ``decode`` turns them back, so texts in and out read as usual.
 
     Example:
         >>> tok = NumberGPT2Tokenizer.from_pretrained("path/to/gpt2", number_scheme="p10")  # doctest: +SKIP
@@ -68,6 +72,7 @@ class NumberTokenizerMixin(NumberDecodingMixin):
         scheme_digits: int = 3,
         scheme_min_exponent: int = -8,
         scheme_max_exponent: int = 7,
+        digit_order: str = "as_written",
         **kwargs: Any,
     ):
         # transformers 5 reads every saved `*_token` string (our `num_token`) back as a named special token
@@ -96,8 +101,16 @@ class NumberTokenizerMixin(NumberDecodingMixin):
                 f"number_scheme={number_scheme!r} is unknown; allowed: None ([NUM] tokens), "
                 f"{', '.join(('text', *NUMBER_SCHEMES))}"
             )
+        if digit_order not in DIGIT_ORDERS or digit_order != "as_written" and number_scheme != "text":
+            raise ValueError(
+                f"digit_order={digit_order!r} with number_scheme={number_scheme!r}; allowed: "
+                f"{', '.join(DIGIT_ORDERS)}, and 'units_first' only with number_scheme='text'"
+            )
         self.num_token = num_token
         self.number_scheme = number_scheme
+        self.digit_order = digit_order
+        if number_scheme == "text":
+            self.init_kwargs["digit_order"] = digit_order
         self.scheme: NumberScheme | None = None
         self.init_kwargs["number_scheme"] = number_scheme
         self._num_token_ids: list[int] = []
@@ -189,7 +202,18 @@ class NumberTokenizerMixin(NumberDecodingMixin):
         if not isinstance(text, str):
             raise ValueError(f"number tokenizers take text (str), got {type(text).__name__}")
         if self.numbers_as_text:
-            return RewrittenText.unchanged(text)
+            if self.digit_order == "as_written":
+                return RewrittenText.unchanged(text)
+            pieces = split_numbers(text)
+            written = [units_first(literal) for literal in pieces.literals]
+            for literal, reversed_literal in zip(pieces.literals, written):
+                if "e" in literal.lower() and math.isinf(float(reversed_literal)):
+                    raise ValueError(
+                        f"the number {literal!r} written units first, {reversed_literal!r}, overflows float64 and "
+                        "could not be read back; digit_order='units_first' takes numbers whose reversed mantissa "
+                        "stays below 1.8e308"
+                    )
+            return RewrittenText(pieces, written)
         if self.scheme is not None:
             found = SCHEME_TOKEN_RE.search(text)
             if found:
