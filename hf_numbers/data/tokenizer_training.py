@@ -139,14 +139,14 @@ def train_number_tokenizer(
     vocab_size: int = 1000,
     num_token: str = "[NUM]",
     number_scheme: str | None = None,
-    **scheme_options: int,
+    **scheme_options: Any,
 ) -> NumberTokenizerMixin:
     """Train a number tokenizer of the given backbone's kind on ``texts``.
 
     Numbers are replaced by the number token first, so no vocabulary is spent on digits; the
     backbone's spec says which tokenizer model is trained. A tokenizer without a pad token (GPT-2,
-    Llama) pads with its eos token. ``number_scheme`` and ``scheme_options`` (``scheme_digits``, ...)
-    go to the tokenizer; a scheme's tokens come on top of the ``vocab_size`` learned ones.
+    Llama) pads with its eos token. ``number_scheme`` and ``scheme_options`` (``scheme_digits``, ``digit_order``,
+    ...) go to the tokenizer; a scheme's tokens come on top of the ``vocab_size`` learned ones.
 
     Example:
         >>> tok = train_number_tokenizer(["x = 1.5, y = -2"] * 10, "gpt2", vocab_size=300)
