@@ -64,7 +64,7 @@ def test_registry_names_and_options_are_the_config_fields() -> None:
     names = [option.name for option in encoding_options()]
     assert len(names) == len(set(names))
     config = NumberGPT2Config(n_embd=32, n_layer=2, n_head=2)
-    for name, cls in NUMBER_ENCODINGS_REGISTRY.items():
+    for cls in NUMBER_ENCODINGS_REGISTRY.values():
         for option in cls.options:
             owners = {getattr(base, "name", None) for base in cls.__mro__} - {None}
             assert any(option.name.startswith(f"{owner}_") for owner in owners) or option in SCHEME_OPTIONS
