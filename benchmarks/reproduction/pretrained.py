@@ -67,6 +67,10 @@ SETUPS = {
                             "digit tokens, units first, LoRA + NTL"),
     "digits-units-lora-ntl": (("--number_encoding", "digits", *UNITS_FIRST, *LORA, *NTL),
                               "value-aware digits (FoNE + place), units first, LoRA + NTL"),
+    "digits-units-place-lora-ntl": (("--number_encoding", "digits", *UNITS_FIRST, "--digits_features", "place", *LORA,
+                                     *NTL), "value-aware digits, place part only, units first, LoRA + NTL"),
+    "digits-units-fone-lora-ntl": (("--number_encoding", "digits", *UNITS_FIRST, "--digits_features", "fone", *LORA,
+                                    *NTL), "value-aware digits, FoNE part only, units first, LoRA + NTL"),
     "digits-randstart-lora-ntl": (("--number_encoding", "digits", "--digits_zero_start", "false", *LORA, *NTL),
                                   "value-aware digits, random (not zero) start, LoRA + NTL"),
 }
@@ -81,7 +85,7 @@ def smollm2_folder() -> str:
 
 SECOND_SEED = ("--seed", "2")
 """The second training seed of :data:`SEEDED` set-ups (same data: ``--data_seed 1``): rows ``<task>-<setup>-seed2``."""
-SEEDED = ("text-lora-ntl", "digits-lora-ntl", "xval-align-lora", "xval-lora")
+SEEDED = ("text-lora-ntl", "digits-lora-ntl", "xval-align-lora", "xval-lora", "digits-units-lora-ntl")
 
 
 def pretrained_rows() -> list[Row]:
