@@ -45,7 +45,8 @@ COMMANDS = ("make-data", "train", "evaluate", "card", "demo")
 
 TRAIN_OPTIONS = (
     "output_dir", "task", "data_dir", "task_options", "train_size", "eval_size", "data_seed", "max_length",
-    "completion_only", "text_only", "backbone", "number_encoding", "pretrained", "gguf_file", "number_token_init",
+    "completion_only", "text_only", "backbone", "number_encoding", "pretrained", "gguf_file", "add_bos_token",
+    "number_token_init",
     "freeze_backbone", "lora_r", "lora_alpha", "lora_dropout", "lora_target_modules", "align_steps",
     "align_learning_rate", "number_token_loss",
     "number_token_loss_weight", "hidden_size", "num_layers", "num_heads", "dropout", "vocab_size",

@@ -16,7 +16,7 @@ import pytest
 import torch
 from datasets import Dataset
 from model_helpers import ENCODINGS, SMOLLM2_GGUF, needs_smollm2, smollm2_folder
-from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
+from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
 from hf_numbers import BACKBONES, NumberLlamaForCausalLM, NumberLlamaTokenizer
 from hf_numbers.data.tokenizer_training import train_plain_tokenizer
@@ -298,3 +298,19 @@ def test_the_real_smollm2_gguf_adapts_with_every_pretrained_weight(encoding: str
         assert torch.equal(state[name][: weight.shape[0]], weight), name
     model.save_pretrained(tmp_path)  # a GGUF-loaded model itself refuses to save
     assert not json.loads((tmp_path / "config.json").read_text()).get("quantization_config")
+
+
+def test_add_bos_token_starts_every_text_with_the_bos_token_through_training_and_reload(tmp_path: Path) -> None:
+    folder = _pretrained_folder(tmp_path / "pretrained", tie=True)
+    assert _tokenizer(folder)("7 + 5")["input_ids"][0] != _tokenizer(folder).bos_token_id  # it adds none itself
+    args = NumberTrainingArguments(
+        task="fone_arithmetic", backbone="llama", pretrained=str(folder), number_encoding="digits",
+        text_digit_order="units_first", add_bos_token=True, max_steps=2, train_size=16, eval_size=4,
+        per_device_train_batch_size=4, warmup_steps=1, disable_tqdm=True, use_cpu=True, output_dir=str(tmp_path / "run"),
+    )  # fmt: skip
+    run_training(args)
+    saved = AutoTokenizer.from_pretrained(tmp_path / "run" / "final")
+    ids = saved("313336 + 511116 = 824452")["input_ids"]
+    assert ids[0] == saved.bos_token_id and saved.decode(ids, skip_special_tokens=True) == "313336 + 511116 = 824452"
+    with pytest.raises(ValueError, match="add_bos_token sets a --pretrained tokenizer's BOS"):
+        NumberTrainingArguments(add_bos_token=True)

@@ -37,6 +37,9 @@ FULL = ("--learning_rate", "1e-4")
 NTL = ("--number_token_loss", "ntl")
 UNITS_FIRST = ("--text_digit_order", "units_first")
 """Every number's digits given to the model units first (``1250`` as ``0521``), turned back when decoded."""
+BOS = ("--add_bos_token", "true")
+"""Every text starts with the tokenizer's BOS token (SmolLM2's adds none: a text's first digit sits where attention
+sinks)."""
 ALIGN = ("--align_steps", "100")
 """Alignment before the task (``--align_steps``): texts of the training split's numbers, no task labels."""
 SETUPS = {
@@ -71,6 +74,11 @@ SETUPS = {
                                      *NTL), "value-aware digits, place part only, units first, LoRA + NTL"),
     "digits-units-fone-lora-ntl": (("--number_encoding", "digits", *UNITS_FIRST, "--digits_features", "fone", *LORA,
                                     *NTL), "value-aware digits, FoNE part only, units first, LoRA + NTL"),
+    "text-bos-lora-ntl": (("--number_encoding", "text", *BOS, *LORA, *NTL), "digit tokens, BOS first, LoRA + NTL"),
+    "text-units-bos-lora-ntl": (("--number_encoding", "text", *UNITS_FIRST, *BOS, *LORA, *NTL),
+                                "digit tokens, units first, BOS first, LoRA + NTL"),
+    "digits-units-bos-lora-ntl": (("--number_encoding", "digits", *UNITS_FIRST, *BOS, *LORA, *NTL),
+                                  "value-aware digits, units first, BOS first, LoRA + NTL"),
     "digits-randstart-lora-ntl": (("--number_encoding", "digits", "--digits_zero_start", "false", *LORA, *NTL),
                                   "value-aware digits, random (not zero) start, LoRA + NTL"),
 }

@@ -174,6 +174,14 @@ class NumberTrainingArguments:
         default=None,
         metadata={"help": "A GGUF file in the --pretrained folder to load (de-quantized to float32; needs gguf)."},
     )
+    add_bos_token: bool | None = field(
+        default=None,
+        metadata={
+            "help": "With --pretrained: start every text with the tokenizer's BOS token (true) or not (false); "
+            "default: as the tokenizer does. A causal LM reads its first token where attention sinks, so a number "
+            "there is read poorly (SmolLM2 adds no BOS)."
+        },
+    )
     number_token_init: str = field(
         default="digits",
         metadata={
@@ -544,6 +552,8 @@ VALUE_RULES: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
 CONFLICTS: tuple[tuple[Callable[[Any], Any], Callable[[Any], str]], ...] = (
     (lambda a: a.gguf_file and not a.pretrained,
      lambda a: "gguf_file names a file in the --pretrained folder; it needs --pretrained"),
+    (lambda a: a.add_bos_token is not None and not a.pretrained,
+     lambda a: "add_bos_token sets a --pretrained tokenizer's BOS; a new vocabulary follows its backbone's"),
     (lambda a: a.align_steps < 0 or a.align_steps and not a.pretrained,
      lambda a: f"align_steps must be >= 0 and needs --pretrained (a model to align to), got {a.align_steps}"),
     (lambda a: a.align_steps and not _has_module(a.number_encoding),

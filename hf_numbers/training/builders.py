@@ -79,8 +79,24 @@ def build_tokenizer(args: NumberTrainingArguments, dataset: DatasetDict) -> Any:
         )
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
+        if args.add_bos_token is not None:
+            set_bos(tokenizer, args.add_bos_token, args.pretrained)
         return tokenizer
     return train_number_tokenizer(dataset["train"]["text"], args.backbone, args.vocab_size, **options)
+
+
+def set_bos(tokenizer: Any, add: bool, source: str) -> None:
+    """Make ``tokenizer`` start every text with its BOS token (``add``) or not, and check that it does.
+
+    Example:
+        >>> set_bos(smollm2_tokenizer, True, "SmolLM2")  # doctest: +SKIP
+    """
+    if add and tokenizer.bos_token_id is None:
+        raise ValueError(f"add_bos_token: the tokenizer of {source} has no BOS token")
+    tokenizer.add_bos_token = add  # transformers rebuilds the template, which tokenizer.json then keeps
+    starts = tokenizer("1")["input_ids"][:1] == [tokenizer.bos_token_id]
+    if starts != add:
+        raise ValueError(f"add_bos_token={add}: the tokenizer of {source} ({type(tokenizer).__name__}) did not take it")
 
 
 def encoding_options_for(args: NumberTrainingArguments, dataset: DatasetDict | None = None) -> dict[str, Any]:
@@ -164,6 +180,8 @@ def align_to_pretrained(args: NumberTrainingArguments, model: Any, tokenizer: An
                                                                  number_scheme="text")  # fmt: skip
     if teacher.pad_token is None:
         teacher.pad_token = teacher.eos_token
+    if args.add_bos_token is not None:
+        set_bos(teacher, args.add_bos_token, args.pretrained)
     values = sorted({v for row in dataset["train"]["numbers"] for v in row})
     losses = align_number_module(model.to(device), tokenizer, teacher, values, args.align_steps,
                                  args.per_device_train_batch_size, args.align_learning_rate, args.seed)  # fmt: skip
