@@ -305,8 +305,8 @@ def test_add_bos_token_starts_every_text_with_the_bos_token_through_training_and
     assert _tokenizer(folder)("7 + 5")["input_ids"][0] != _tokenizer(folder).bos_token_id  # it adds none itself
     args = NumberTrainingArguments(
         task="fone_arithmetic", backbone="llama", pretrained=str(folder), number_encoding="digits",
-        text_digit_order="units_first", add_bos_token=True, max_steps=2, train_size=16, eval_size=4,
-        per_device_train_batch_size=4, warmup_steps=1, disable_tqdm=True, use_cpu=True, output_dir=str(tmp_path / "run"),
+        text_digit_order="units_first", add_bos_token=True, max_steps=2, train_size=16, eval_size=4, warmup_steps=1,
+        per_device_train_batch_size=4, disable_tqdm=True, use_cpu=True, output_dir=str(tmp_path / "run"),
     )  # fmt: skip
     run_training(args)
     saved = AutoTokenizer.from_pretrained(tmp_path / "run" / "final")
