@@ -139,3 +139,42 @@ def test_the_generation_pipeline_writes_the_numbers_back_in_their_usual_order(to
         prompt, max_new_tokens=5, prefix_allowed_tokens_fn=units_first_answer
     )[0]
     assert out == {"generated_text": prompt + " 452", "numbers": [452.0]}
+
+
+def test_a_units_first_checkpoint_reads_and_writes_the_same_with_remote_code(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from hf_numbers.training import NumberTrainingArguments, run_training
+
+    args = NumberTrainingArguments(
+        task="fone_arithmetic", backbone="llama", number_encoding="digits", text_digit_order="units_first",
+        max_steps=2, train_size=16, eval_size=4, hidden_size=32, num_layers=1, num_heads=2, vocab_size=300,
+        per_device_train_batch_size=4, warmup_steps=1, eval_steps=0, save_steps=0, disable_tqdm=True, use_cpu=True,
+        output_dir=str(tmp_path / "run"),
+    )  # fmt: skip
+    final = run_training(args)["final_dir"]
+    script = (
+        "import sys, json, torch\n"
+        "sys.modules['hf_numbers'] = None\n"
+        "from transformers import AutoModelForCausalLM, AutoTokenizer\n"
+        "tok = AutoTokenizer.from_pretrained(sys.argv[1], trust_remote_code=True)\n"
+        "model = AutoModelForCausalLM.from_pretrained(sys.argv[1], trust_remote_code=True)\n"
+        "ids = tok(sys.argv[2], return_tensors='pt')['input_ids']\n"
+        "print(json.dumps([ids[0].tolist(), tok.decode(ids[0]), model(input_ids=ids).logits.sum().item()]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(HF_HUB_OFFLINE="1", HF_MODULES_CACHE=str(tmp_path / "modules"))
+    text = "313336 + 511116 = 824452"
+    result = subprocess.run([sys.executable, "-c", script, final, text], cwd=tmp_path, env=env, capture_output=True,
+                            text=True, timeout=300)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    remote_ids, remote_text, remote_logits = json.loads(result.stdout.strip().splitlines()[-1])
+    tokenizer, model = AutoTokenizer.from_pretrained(final), AutoModelForCausalLM.from_pretrained(final)
+    ids = tokenizer(text, return_tensors="pt")["input_ids"]
+    assert remote_ids == ids[0].tolist() and remote_text == tokenizer.decode(ids[0])
+    assert remote_logits == pytest.approx(model(input_ids=ids).logits.sum().item(), rel=1e-5)
