@@ -7,8 +7,9 @@
    whose greedy next token is a number token.
 2. LoRA (r=16) training steps of the xVal model, answer-only loss, batch 16: CPU seconds per step
    (``time.process_time`` over the steps after one warm-up), so steps per CPU-second.
-3. The LoRA step of value-aware digits (``digits``) against the digit tokens' own (``text``) on the same batch
-   (the same tokens): ``--rounds`` rounds of ``--steps`` steps each, the two set-ups alternating; median ratio.
+3. The LoRA step of value-aware digits (``digits``; and units first with a BOS token, one more token a text)
+   against the digit tokens' own (``text``) on the same 16 additions: ``--rounds`` rounds of ``--steps`` steps
+   each, the set-ups alternating; median ratio.
 
 Prints a Markdown table; results go to benchmarks/results/pretrained_bench.md with the command.
 """
@@ -61,28 +62,44 @@ def lora_step_seconds(model, batch, steps: int) -> float:
     return (time.process_time() - start) / steps
 
 
+STEP_SETUPS = {
+    "text": ("text", "as_written", False),
+    "digits": ("digits", "as_written", False),
+    "digits, units first, BOS": ("digits", "units_first", True),
+}
+"""The LoRA steps timed against the digit tokens' own: name -> (encoding, digit order, BOS first)."""
+
+
 def digits_step_cost(folder: str, data, steps: int, rounds: int) -> list[str]:
-    """Lines: the LoRA step of ``digits`` against ``text`` on one batch of 16 additions, alternating rounds."""
-    tokenizer = NumberLlamaTokenizer.from_pretrained(folder, gguf_file=GGUF, number_scheme="text")
-    tokenizer.pad_token = tokenizer.eos_token
-    tokenized = tokenize_dataset(data, tokenizer, 64, end_with_eos=True)["train"]
-    batch = DataCollatorForNumberCausalLM(tokenizer, completion_only=True)([tokenized[i] for i in range(16)])
-    models = {}
-    for encoding in ("text", "digits"):
-        model = NumberLlamaForCausalLM.from_pretrained_backbone(folder, tokenizer, gguf_file=GGUF,
-                                                                number_encoding=encoding)  # fmt: skip
-        models[encoding] = require_peft().get_peft_model(model, number_lora_config(model, r=16)).train()
-    times = {encoding: [] for encoding in models}
+    """Lines: the LoRA step of each of :data:`STEP_SETUPS` against ``text`` on the same 16 additions (its own
+    tokenization of them), in alternating rounds."""
+    models, batches = {}, {}
+    for name, (encoding, order, bos) in STEP_SETUPS.items():
+        tokenizer = NumberLlamaTokenizer.from_pretrained(folder, gguf_file=GGUF, number_scheme="text",
+                                                         digit_order=order)  # fmt: skip
+        tokenizer.pad_token = tokenizer.eos_token
+        tokenizer.add_bos_token = bos
+        tokenized = tokenize_dataset(data, tokenizer, 64, end_with_eos=True)["train"]
+        collator = DataCollatorForNumberCausalLM(tokenizer, completion_only=True)
+        batches[name] = collator([tokenized[i] for i in range(16)])
+        model = NumberLlamaForCausalLM.from_pretrained_backbone(
+            folder, tokenizer, gguf_file=GGUF, number_encoding=encoding, text_digit_order=order
+        )
+        models[name] = require_peft().get_peft_model(model, number_lora_config(model, r=16)).train()
+    times = {name: [] for name in models}
     for _ in range(rounds):
-        for encoding, model in models.items():
-            times[encoding].append(lora_step_seconds(model, batch, steps))
-    ratios = sorted(d / t for d, t in zip(times["digits"], times["text"]))
-    median = {encoding: sorted(values)[len(values) // 2] for encoding, values in times.items()}
-    tokens = int(batch["attention_mask"].sum())
-    return [f"LoRA r=16 step, value-aware digits against digit tokens (batch 16, {tokens} tokens, {rounds} "
-            f"alternating rounds of {steps} steps): text {median['text']:.2f}, digits {median['digits']:.2f} "
-            f"CPU-seconds per step (medians); digits / text per round {ratios[0]:.3f}-{ratios[-1]:.3f}, median "
-            f"{ratios[len(ratios) // 2]:.3f}."]
+        for name, model in models.items():
+            times[name].append(lora_step_seconds(model, batches[name], steps))
+    lines = []
+    for name in list(models)[1:]:
+        ratios = sorted(d / t for d, t in zip(times[name], times["text"]))
+        median = {key: sorted(times[key])[rounds // 2] for key in ("text", name)}
+        tokens = {key: int(batches[key]["attention_mask"].sum()) for key in ("text", name)}
+        lines.append(f"LoRA r=16 step, {name} against digit tokens (batch 16; {tokens[name]} and {tokens['text']} "
+                     f"tokens; {rounds} alternating rounds of {steps} steps): text {median['text']:.2f}, {name} "
+                     f"{median[name]:.2f} CPU-seconds per step (medians); ratio per round {ratios[0]:.3f}-"
+                     f"{ratios[-1]:.3f}, median {ratios[len(ratios) // 2]:.3f}.")
+    return lines
 
 
 def main() -> None:
@@ -129,7 +146,7 @@ def main() -> None:
     tokens = int(batch["attention_mask"].sum())
     lines += ["", f"LoRA r=16 training step of the xVal model (batch 16, {tokens} tokens, answer-only loss): "
               f"{cpu:.2f} CPU-seconds per step, {1 / cpu:.3f} steps per CPU-second."]
-    lines += ["", *digits_step_cost(folder, data, args.steps, args.rounds)]
+    lines += ["", *"\n\n".join(digits_step_cost(folder, data, args.steps, args.rounds)).split("\n")]
     text = "\n".join(lines)
     print(text)
     OUT.write_text("# SmolLM2-135M adapted: number-token rows and step cost\n\n" + text + "\n")
