@@ -77,6 +77,8 @@ SETUPS = {
     "text-bos-lora-ntl": (("--number_encoding", "text", *BOS, *LORA, *NTL), "digit tokens, BOS first, LoRA + NTL"),
     "text-units-bos-lora-ntl": (("--number_encoding", "text", *UNITS_FIRST, *BOS, *LORA, *NTL),
                                 "digit tokens, units first, BOS first, LoRA + NTL"),
+    "digits-bos-lora-ntl": (("--number_encoding", "digits", *BOS, *LORA, *NTL),
+                            "value-aware digits (FoNE + place), BOS first, LoRA + NTL"),
     "digits-units-bos-lora-ntl": (("--number_encoding", "digits", *UNITS_FIRST, *BOS, *LORA, *NTL),
                                   "value-aware digits, units first, BOS first, LoRA + NTL"),
     "digits-randstart-lora-ntl": (("--number_encoding", "digits", "--digits_zero_start", "false", *LORA, *NTL),
