@@ -26,8 +26,8 @@ TRAIN_OPTION_GROUPS: dict[str, tuple[str, ...]] = {
                       "completion_only", "text_only", "mlm_probability"),  # fmt: skip
     "model": ("backbone", "number_encoding", "pretrained", "freeze_backbone", "hidden_size", "num_layers",
               "num_heads", "dropout", "vocab_size", "number_loss_weight"),  # fmt: skip
-    "adapting a pretrained model": ("gguf_file", "number_token_init", "lora_r", "lora_alpha", "lora_dropout",
-                                    "lora_target_modules", "align_steps", "align_learning_rate",
+    "adapting a pretrained model": ("gguf_file", "add_bos_token", "number_token_init", "lora_r", "lora_alpha",
+                                    "lora_dropout", "lora_target_modules", "align_steps", "align_learning_rate",
                                     "number_token_loss",
                                     "number_token_loss_weight"),  # fmt: skip
     "number encoding options (each used by the encoding it names)": (),  # every registered encoding's options
