@@ -29,7 +29,7 @@ from torch import nn
 from transformers import initialization as init
 
 from .encoding_base import EncodingOption
-from .encoding_text import DIGIT_ORDER, TextEncoding
+from .encoding_text import TextEncoding
 from .tokenization_helpers import token_texts
 
 __all__ = ["DIGIT_FEATURES", "DigitValueEmbedding", "DigitsEncoding", "digit_token_table"]
@@ -51,7 +51,7 @@ class DigitsEncoding(TextEncoding):
     name = "digits"
     adds_digit_values: ClassVar[bool] = True
     options = (
-        DIGIT_ORDER,
+        *TextEncoding.options,
         EncodingOption("digits_features", str, "fone+place",
                        f"Value-aware digits: what is added at each digit token, one of {', '.join(DIGIT_FEATURES)} "
                        "(FoNE features of the number read so far; the count of its digits read)"),
@@ -155,26 +155,25 @@ class DigitValueEmbedding(nn.Module):
         value, count, joins = self.table[torch.where(known, ids, 0)].unbind(-1)
         count = torch.where(known, count, 0)
         is_digit = count > 0
-        if self.units_first:
-            return self._read_units_first(value, count, joins, is_digit)
-        prefix, read, alive = value % self.powers[-1], count.clone(), is_digit
-        for back in range(1, self.places + 1):
-            alive = alive & _shifted(is_digit & (joins > 0), back - 1) & _shifted(is_digit, back)
-            shift = read.clamp(max=self.places)  # the digits after the token `back` tokens before
-            earlier = (_shifted(value, back) % self.powers[self.places - shift]) * self.powers[shift]
-            prefix = prefix + torch.where(alive, earlier, 0)
-            read = read + torch.where(alive, _shifted(count, back), 0)
-        return prefix % self.powers[-1], read.clamp(max=self.places), is_digit
-
-    def _read_units_first(
-        self, value: torch.Tensor, count: torch.Tensor, joins: torch.Tensor, is_digit: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """:meth:`read_runs` for runs written units first: a token's digits (``value``: theirs reversed, so as
-        the number has them) are worth ``10^(digits before it in the run)``; past ``places`` digits, nothing."""
         links, alive = [], is_digit  # links[b - 1]: the token b tokens before belongs to the same run
         for back in range(1, self.places + 1):
             alive = alive & _shifted(is_digit & (joins > 0), back - 1) & _shifted(is_digit, back)
             links.append(alive)
+        if self.units_first:
+            return self._read_units_first(value, count, links, is_digit)
+        prefix, read = value % self.powers[-1], count.clone()
+        for back, link in enumerate(links, 1):
+            shift = read.clamp(max=self.places)  # the digits after the token `back` tokens before
+            earlier = (_shifted(value, back) % self.powers[self.places - shift]) * self.powers[shift]
+            prefix = prefix + torch.where(link, earlier, 0)
+            read = read + torch.where(link, _shifted(count, back), 0)
+        return prefix % self.powers[-1], read.clamp(max=self.places), is_digit
+
+    def _read_units_first(
+        self, value: torch.Tensor, count: torch.Tensor, links: list[torch.Tensor], is_digit: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """:meth:`read_runs` for runs written units first: a token's digits (``value``: theirs reversed, so as
+        the number has them) are worth ``10^(digits before it in the run)``; past ``places`` digits, nothing."""
         before = sum(torch.where(link, _shifted(count, b), 0) for b, link in enumerate(links, 1))
         shift = before.clamp(max=self.places)  # a run longer than `places` tokens has at least `places` digits
         worth = (value % self.powers[self.places - shift]) * self.powers[shift]

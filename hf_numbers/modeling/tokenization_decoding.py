@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .parsing import format_number, split_numbers, units_first
+from .parsing import format_number
 from .tokenization_helpers import RewrittenText, nested_shape, to_lists
 
 __all__ = ["NumberDecodingMixin"]
@@ -75,8 +75,7 @@ class NumberDecodingMixin:
             text = super().decode(ids, skip_special_tokens=skip, **kwargs)
             if self.digit_order == "as_written":
                 return text
-            pieces = split_numbers(text)  # digits written units first, turned back
-            return RewrittenText(pieces, [units_first(literal) for literal in pieces.literals]).text
+            return RewrittenText.units_first(text).text  # digits written units first, turned back
         number_ids = set(self._num_token_ids)
         if skip:  # number tokens stay even where a folder registered them as special tokens
             special = set(self.all_special_ids) - number_ids

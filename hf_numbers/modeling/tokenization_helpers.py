@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import math
 from itertools import accumulate, chain
 from typing import Any
 
 import numpy as np
 
-from .parsing import NumberPieces, NumberSpan
+from .parsing import NumberPieces, NumberSpan, split_numbers, units_first
 
 
 class RewrittenText:
@@ -42,6 +43,20 @@ class RewrittenText:
     def unchanged(cls, text: str) -> RewrittenText:
         """``text`` kept as it is (numbers stay text)."""
         return cls(NumberPieces([text], [], []), "")
+
+    @classmethod
+    def units_first(cls, text: str) -> RewrittenText:
+        """``text`` with every number's digits in reverse order (:func:`units_first`): written for the model, and
+        read back from what it writes (the reversal undoes itself)."""
+        pieces = split_numbers(text)
+        return cls(pieces, [units_first(literal) for literal in pieces.literals])
+
+    def overflowing(self) -> tuple[str, str] | None:
+        """The first number (as written, as replaced) whose replacement reads as an infinite float, or None."""
+        if isinstance(self._replacements, str):
+            return None
+        pairs = zip(self._pieces.literals, self._replacements)
+        return next(((a, b) for a, b in pairs if "e" in b.lower() and math.isinf(float(b))), None)
 
     @property
     def ends(self) -> list[int]:

@@ -16,7 +16,6 @@ Example:
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from itertools import chain
 from typing import Any
@@ -26,7 +25,7 @@ from tokenizers import Tokenizer
 from transformers import AddedToken, BatchEncoding, BertTokenizer, GPT2Tokenizer, RobertaTokenizer
 from transformers.tokenization_utils_base import PaddingStrategy, TruncationStrategy
 
-from .parsing import DIGIT_ORDERS, NEUTRAL_NUMBER, split_numbers, units_first
+from .parsing import DIGIT_ORDERS, NEUTRAL_NUMBER, split_numbers
 from .text_schemes import NUMBER_SCHEMES, SCHEME_TOKEN_RE, NumberScheme
 from .tokenization_decoding import NumberDecodingMixin
 from .tokenization_helpers import RewrittenText, pad_rows, to_lists
@@ -204,16 +203,15 @@ class NumberTokenizerMixin(NumberDecodingMixin):
         if self.numbers_as_text:
             if self.digit_order == "as_written":
                 return RewrittenText.unchanged(text)
-            pieces = split_numbers(text)
-            written = [units_first(literal) for literal in pieces.literals]
-            for literal, reversed_literal in zip(pieces.literals, written):
-                if "e" in literal.lower() and math.isinf(float(reversed_literal)):
-                    raise ValueError(
-                        f"the number {literal!r} written units first, {reversed_literal!r}, overflows float64 and "
-                        "could not be read back; digit_order='units_first' takes numbers whose reversed mantissa "
-                        "stays below 1.8e308"
-                    )
-            return RewrittenText(pieces, written)
+            rewritten = RewrittenText.units_first(text)
+            overflowing = rewritten.overflowing()
+            if overflowing:
+                raise ValueError(
+                    f"the number {overflowing[0]!r} written units first, {overflowing[1]!r}, overflows float64 and "
+                    "could not be read back; digit_order='units_first' takes numbers whose reversed mantissa stays "
+                    "below 1.8e308"
+                )
+            return rewritten
         if self.scheme is not None:
             found = SCHEME_TOKEN_RE.search(text)
             if found:
