@@ -18,6 +18,7 @@ from .backbones import (
     get_backbone,
 )
 from .checks import check_tokenizer_matches
+from .composed_backbones import ZOO, ComposedBackboneSpec, composable_model_types, composed_backbone
 from .configuration_number import (
     NumberBertConfig,
     NumberConfigFields,
@@ -26,6 +27,7 @@ from .configuration_number import (
     NumberModernBertConfig,
     NumberRobertaConfig,
 )
+from .configuration_number_lm import NumberCausalLMConfig, NumberMaskedLMConfig
 from .encoding_base import EncodingOption, NumberEncoding
 from .encoding_exponent import ExponentEncoding
 from .encoding_float import FloatBitEncoding
@@ -49,6 +51,7 @@ from .modeling_number import (
 )
 from .modeling_number_base import NUMBER_TOKEN_INITS, NumberModelMixin
 from .modeling_number_llama import NumberLlamaForCausalLM
+from .modeling_number_lm import NumberForCausalLM, NumberForMaskedLM
 from .modeling_number_modernbert import NumberModernBertForMaskedLM
 from .number_scaling import NumberScaling
 from .parsing import (
@@ -65,6 +68,7 @@ from .tokenization_number import (
     NumberBertTokenizer,
     NumberGPT2Tokenizer,
     NumberRobertaTokenizer,
+    NumberTokenizer,
     NumberTokenizerMixin,
 )
 from .tokenization_number_llama import NumberLlamaTokenizer
@@ -84,7 +88,7 @@ def register_auto_classes() -> None:
         >>> type(AutoConfig.for_model("number_gpt2")).__name__
         'NumberGPT2Config'
     """
-    for spec in BACKBONES.values():
+    for spec in (*BACKBONES.values(), composed_backbone(ZOO[0]), composed_backbone(ZOO[-1])):  # causal, masked
         AutoConfig.register(spec.config_class.model_type, spec.config_class, exist_ok=True)
         AutoTokenizer.register(spec.config_class, tokenizer_class=spec.tokenizer_class, exist_ok=True)
         spec.config_class.register_for_auto_class()
@@ -96,6 +100,15 @@ def register_auto_classes() -> None:
 
 __all__ = [
     "NEUTRAL_NUMBER",
+    "ZOO",
+    "ComposedBackboneSpec",
+    "NumberCausalLMConfig",
+    "NumberForCausalLM",
+    "NumberForMaskedLM",
+    "NumberMaskedLMConfig",
+    "NumberTokenizer",
+    "composable_model_types",
+    "composed_backbone",
     "BACKBONES",
     "BYTE_LEVEL_BPE",
     "NUMBER_ENCODINGS",

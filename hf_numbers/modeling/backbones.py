@@ -129,8 +129,9 @@ class BackboneSpec:
 
     @property
     def num_token_count(self) -> int:
-        """How many number tokens the tokenizer has (``[NUM]``, and ``" [NUM]"`` where spaces join the next word)."""
-        return 2 if self.tokenizer_class.spaced_num_token else 1
+        """How many number tokens a new vocabulary has (``[NUM]``, and ``" [NUM]"`` where spaces join the next word:
+        all but WordPiece)."""
+        return 1 if self.tokenizer_model == WORDPIECE else 2
 
     @property
     def plain_config_class(self) -> type:
@@ -281,12 +282,20 @@ BACKBONES: dict[str, BackboneSpec] = {
 """Every backbone by name."""
 
 def get_backbone(name: str) -> BackboneSpec:
-    """The spec of the backbone ``name``; ``ValueError`` listing the known backbones otherwise.
+    """The spec of the backbone ``name``: a row of :data:`BACKBONES`, or any other model type of transformers'
+    causal or masked LMs, held by composition (:func:`composed_backbone`); ``ValueError`` otherwise.
 
     Example:
-        >>> get_backbone("gpt2").causal
-        True
+        >>> get_backbone("gpt2").causal, get_backbone("qwen2").causal, get_backbone("distilbert").causal
+        (True, True, False)
     """
-    if name not in BACKBONES:
-        raise ValueError(f"backbone={name!r} is unknown; allowed: {', '.join(BACKBONES)}")
-    return BACKBONES[name]
+    from .composed_backbones import composable_model_types, composed_backbone  # its specs build on this module's
+
+    if name in BACKBONES:
+        return BACKBONES[name]
+    if name in composable_model_types():
+        return composed_backbone(name)
+    raise ValueError(
+        f"backbone={name!r} is unknown; allowed: {', '.join(BACKBONES)}, or the model type of any causal or masked "
+        "LM of transformers (AutoModelForCausalLM / AutoModelForMaskedLM: qwen2, mistral, gemma2, distilbert, ...)"
+    )

@@ -87,7 +87,7 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
                 "and config.num_token_ids to every number token id (tokenizer.num_token_ids)"
             )
         if self._embeds_after_norm:
-            self.base_model.embeddings.register_forward_hook(self._embed_numbers_after_norm)
+            self.trunk.embeddings.register_forward_hook(self._embed_numbers_after_norm)
         super().post_init()
         if self._value_blind_first_norm:  # a loaded checkpoint's rows replace these afterwards
             weight = self.get_input_embeddings().weight
@@ -141,6 +141,16 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         """Position ids to pass with ``inputs_embeds`` (the backbone's defaults unless overridden)."""
         return position_ids
 
+    @property
+    def trunk(self) -> nn.Module:
+        """The backbone without its token head: what reads the embeddings and gives the hidden states."""
+        return self.base_model
+
+    def _run_trunk(self, inputs_embeds: torch.Tensor, **kwargs: Any) -> tuple[Any, torch.Tensor | None]:
+        """The trunk's outputs on ``inputs_embeds``, and the token logits where the backbone's own forward gave
+        them (None here: :meth:`_token_logits` computes them from the hidden states)."""
+        return self.trunk(inputs_embeds=inputs_embeds, **kwargs), None
+
     # ------------------------------------------------------------------ setup helpers
     @classmethod
     def from_pretrained_backbone(
@@ -179,16 +189,18 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
             allowed = ", ".join(NUMBER_TOKEN_INITS)
             raise ValueError(f"number_token_init={number_token_init!r} is unknown; allowed: {allowed}")
         fields = cls.config_class.token_ids_of(tokenizer, kwargs.get("number_encoding")) | kwargs  # from the tokenizer
-        if gguf_file is None:
-            model = cls.from_pretrained(pretrained_model_name_or_path, **fields)
-        else:
-            model = cls._from_gguf(pretrained_model_name_or_path, gguf_file, fields)
+        model = cls._load_plain(pretrained_model_name_or_path, gguf_file, fields)
         plain_rows = model.get_input_embeddings().weight.shape[0]
         if len(tokenizer) > model.config.vocab_size or pad_to_multiple_of:
             model.resize_token_embeddings(len(tokenizer), pad_to_multiple_of=pad_to_multiple_of)
         if number_token_init == "digits":
             model._init_number_token_rows(tokenizer, plain_rows)
         return model
+
+    @classmethod
+    def _load_plain(cls, folder: str, gguf_file: str | None, fields: dict[str, Any]) -> Any:
+        """The number model holding the plain checkpoint in ``folder`` (or its GGUF file), with config ``fields``."""
+        return cls.from_pretrained(folder, **fields) if gguf_file is None else cls._from_gguf(folder, gguf_file, fields)
 
     @classmethod
     def _from_gguf(cls, folder: str, gguf_file: str, fields: dict[str, Any]) -> Any:
@@ -288,7 +300,7 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
             {'cls', 'number_encoding'}
         """
         self.config.freeze_backbone = True
-        backbone = {id(parameter) for parameter in self.base_model.parameters()}
+        backbone = {id(parameter) for parameter in self.trunk.parameters()}
         for parameter in self.parameters():  # resizing copies the tied head's frozen flag to its bias: set every one
             parameter.requires_grad_(id(parameter) not in backbone)
 
@@ -400,8 +412,8 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         if token_type_ids is not None:  # only when given: Llama and ModernBERT have no token types
             backbone_kwargs["token_type_ids"] = token_type_ids
         try:
-            outputs = self.base_model(
-                inputs_embeds=embeds,
+            outputs, trunk_logits = self._run_trunk(
+                embeds,
                 attention_mask=attention_mask,
                 position_ids=self._position_ids(input_ids, position_ids),
                 **backbone_kwargs,
@@ -412,10 +424,10 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         hidden_states = slice_logits_to_keep(outputs.last_hidden_state, logits_to_keep)
         causal = {CACHE_NAME: getattr(outputs, CACHE_NAME)} if self.causal else {}
         if loss_only:
-            losses = self._losses(hidden_states, labels, number_labels, numbers, scaled_numbers)
+            losses = self._losses(hidden_states, labels, number_labels, numbers, scaled_numbers, trunk_logits)
             return self.output_class(**losses, **causal, hidden_states=outputs.hidden_states,
                                      attentions=outputs.attentions)
-        logits = self._token_logits(hidden_states)
+        logits = self._token_logits(hidden_states) if trunk_logits is None else trunk_logits
         losses = dict.fromkeys(("loss", "token_loss", "number_loss"))
         head_output = number_predictions = None
         if self.number_encoding is not None and number_head:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 from tokenizers import Tokenizer
-from transformers import AddedToken, BatchEncoding, BertTokenizer, GPT2Tokenizer, RobertaTokenizer
+from transformers import AddedToken, BatchEncoding, BertTokenizer, GPT2Tokenizer, RobertaTokenizer, TokenizersBackend
 from transformers.tokenization_utils_base import PaddingStrategy, TruncationStrategy
 
 from .parsing import DIGIT_ORDERS, NEUTRAL_NUMBER, split_numbers
@@ -30,7 +30,14 @@ from .text_schemes import NUMBER_SCHEMES, SCHEME_TOKEN_RE, NumberScheme
 from .tokenization_decoding import NumberDecodingMixin
 from .tokenization_helpers import RewrittenText, pad_rows, to_lists
 
-__all__ = ["NumberBertTokenizer", "NumberGPT2Tokenizer", "NumberRobertaTokenizer", "NumberTokenizerMixin"]
+__all__ = [
+    "NumberBertTokenizer",
+    "NumberGPT2Tokenizer",
+    "NumberRobertaTokenizer",
+    "NumberTokenizer",
+    "NumberTokenizerMixin",
+    "keeps_spaces",
+]
 
 
 class NumberTokenizerMixin(NumberDecodingMixin):
@@ -475,3 +482,41 @@ class NumberBertTokenizer(NumberTokenizerMixin, BertTokenizer):
     """
 
     model_input_names = [*BertTokenizer.model_input_names, "input_numbers"]
+
+
+def keeps_spaces(backend: Tokenizer) -> bool:
+    """Whether the Rust tokenizer ``backend`` keeps the spaces between words as text (byte-level BPE's ``Ġ``,
+    SentencePiece's ``▁``), rather than dropping them between pieces (WordPiece): then a number after a space
+    gets the space-prefixed number token ``" [NUM]"``.
+
+    Example:
+        >>> keeps_spaces(Tokenizer.from_pretrained("gpt2"))  # doctest: +SKIP
+        True
+    """
+    text = "a 7"
+    if backend.normalizer is not None:
+        text = backend.normalizer.normalize_str(text)
+    if backend.pre_tokenizer is None:
+        return True
+    pieces = backend.pre_tokenizer.pre_tokenize_str(text)
+    return sum(len(piece) for piece, _ in pieces) >= len(text)
+
+
+class NumberTokenizer(NumberTokenizerMixin, TokenizersBackend):
+    """Any Rust-backed (``tokenizer.json``) tokenizer with number tokens: the tokenizer of a number model that
+    holds any language model (``NumberForCausalLM``, ``NumberForMaskedLM``).
+
+    Its vocabulary, pre-tokenizer, special tokens and template are the folder's own; the number tokens are added
+    to them. Whether a space-prefixed ``" [NUM]"`` is added is read from the tokenizer (:func:`keeps_spaces`).
+
+    Example:
+        >>> tok = NumberTokenizer.from_pretrained("path/to/qwen2")  # doctest: +SKIP
+        >>> tok("x = -3.5")["input_numbers"]  # doctest: +SKIP
+        [1.0, 1.0, -3.5]
+    """
+
+    model_input_names = [*TokenizersBackend.model_input_names, "input_numbers"]
+
+    @property
+    def spaced_num_token(self) -> bool:  # type: ignore[override]
+        return keeps_spaces(self.backend_tokenizer)

@@ -133,7 +133,7 @@ def build_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetD
     """
     model = _new_model(args, tokenizer, dataset)
     spec = args.backbone_spec
-    positions = getattr(model.config, spec.size_fields.positions) - spec.position_offset
+    positions = getattr(model.config.get_text_config(), spec.size_fields.positions) - spec.position_offset
     tokenizer.model_max_length = min(tokenizer.model_max_length, positions)
     return model
 

@@ -45,7 +45,7 @@ def require_peft() -> Any:
 
 
 def trunk_linear_names(model: nn.Module) -> list[str]:
-    """The distinct names (last path part) of the linear layers of ``model``'s trunk (``model.base_model``).
+    """The distinct names (last path part) of the linear layers of ``model``'s trunk (``model.trunk``).
 
     GPT-2's ``Conv1D`` layers count as linear (PEFT adapts them too). The number module and the
     token head are outside the trunk.
@@ -55,7 +55,7 @@ def trunk_linear_names(model: nn.Module) -> list[str]:
         ['down_proj', 'gate_proj', 'k_proj', 'o_proj', 'q_proj', 'up_proj', 'v_proj']
     """
     return sorted({
-        name.rsplit(".", 1)[-1] for name, module in model.base_model.named_modules()
+        name.rsplit(".", 1)[-1] for name, module in model.trunk.named_modules()
         if isinstance(module, (nn.Linear, Conv1D))
     })
 
@@ -89,7 +89,7 @@ def number_lora_config(
     unknown = sorted(set(names) - set(trunk))
     if unknown:
         raise ValueError(f"target_modules {unknown} are not linear layers of the trunk; it has {trunk}")
-    prefix = re.escape(model.base_model_prefix)
+    prefix = re.escape(next(name for name, module in model.named_modules() if module is model.trunk))
     token_ids = list(model.config.num_token_ids if trainable_token_ids is None else trainable_token_ids)
     return peft.LoraConfig(
         r=r,

@@ -155,9 +155,9 @@ def _description(arguments: Mapping[str, Any], config: Any, base_model: str | No
         what = (f"A text baseline made with hf_numbers: the tokenizer writes every number as ordinary tokens "
                 f"(`{encoding}`), the model is the plain {spec.display_name}, and a predicted number is parsed from "
                 "the text it writes.")
-    fields = config.to_dict()
-    sizes = spec.size_fields
-    shape = f"{fields.get(sizes.layers)} layers, width {fields.get(sizes.hidden)}, {fields.get(sizes.heads)} heads"
+    text, sizes = config.get_text_config(), spec.size_fields  # a composed backbone's sizes are its text_config's
+    shape = (f"{getattr(text, sizes.layers, None)} layers, width {getattr(text, sizes.hidden, None)}, "
+             f"{getattr(text, sizes.heads, None)} heads")
     pretrained = arguments.get("pretrained")
     if pretrained:
         hub = f"[{base_model}](https://huggingface.co/{base_model})"

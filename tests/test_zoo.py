@@ -1,0 +1,208 @@
+"""Backbones by composition: every model type of ``hf_numbers.ZOO`` (tiny random configs) trains, saves, reloads,
+loads with its own code where hf_numbers is absent, generates or fills masks, and takes LoRA; every encoding runs
+on a causal and a masked one; a model type no list names trains through the CLI; SmolLM2 goes through the
+generic path with the base model's logits before training."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+from model_helpers import DIGIT_ENCODINGS, ENCODINGS, SMOLLM2_GGUF, TEXT_ENCODINGS, needs_smollm2, smollm2_folder
+
+from hf_numbers import ZOO, NumberCausalLMConfig, NumberTokenizer, composed_backbone, get_backbone
+from hf_numbers.data import train_number_tokenizer
+from hf_numbers.training.lora import number_lora_config
+
+TEXTS = ["x = 12.5, y = -3 and the cat sat 7 times", "the sum of 41 and 0.25 is 41.25 today"] * 10
+BATCH = ["x = 3.5 and 7", "y = -2"]
+CAUSAL_ZOO = [name for name in ZOO if composed_backbone(name).causal]
+MASKED_ZOO = [name for name in ZOO if not composed_backbone(name).causal]
+
+
+def zoo_model(model_type: str, encoding: str, seed: int = 0) -> tuple:
+    """A tiny random number model of ``model_type`` with ``encoding`` and its tokenizer (no dropout)."""
+    spec = composed_backbone(model_type)
+    tokenizer = train_number_tokenizer(TEXTS, model_type, vocab_size=300, **_scheme(encoding))
+    config = spec.new_config(tokenizer, hidden_size=32, num_layers=2, num_heads=2, max_length=62,
+                             number_encoding=encoding, **dict.fromkeys(spec.dropout_fields, 0.0), **_fields(encoding))
+    torch.manual_seed(seed)
+    return spec.model_class(config).eval(), tokenizer
+
+
+def _scheme(encoding: str) -> dict:
+    from hf_numbers import get_encoding
+
+    return get_encoding(encoding).tokenizer_options({})
+
+
+def _fields(encoding: str) -> dict:
+    return {"scheme_min_exponent": -3, "scheme_max_exponent": 2} if encoding in TEXT_ENCODINGS else {}
+
+
+def _labels(model, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token labels and number labels: every token (causal), or the number tokens, else the second token (masked)."""
+    if model.causal:
+        return batch["input_ids"], batch.get("input_numbers")
+    scored = model.number_mask(batch["input_ids"]) if model.number_encoding is not None else None
+    if scored is None or not scored.any():
+        scored = torch.zeros_like(batch["input_ids"], dtype=torch.bool)
+        scored[:, 1] = True
+    return batch["input_ids"].masked_fill(~scored, -100), batch.get("input_numbers")
+
+
+@pytest.fixture(scope="module")
+def saved_zoo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, list]]:
+    """Every zoo type's xVal model saved, with its logits on :data:`BATCH`."""
+    root, saved = tmp_path_factory.mktemp("zoo"), {}
+    for name in ZOO:
+        model, tokenizer = zoo_model(name, "xval")
+        model.save_pretrained(root / name)
+        tokenizer.save_pretrained(root / name)
+        with torch.no_grad():
+            saved[name] = (root / name, model(**tokenizer(BATCH, return_tensors="pt", padding=True)).logits.tolist())
+    return saved
+
+
+@pytest.mark.parametrize("name", ZOO)
+def test_a_zoo_model_trains_and_reloads(name: str, saved_zoo) -> None:
+    model, tokenizer = zoo_model(name, "xval")
+    batch = tokenizer(BATCH, return_tensors="pt", padding=True)
+    labels, number_labels = _labels(model, batch)
+    out = model.train()(**batch, labels=labels, number_labels=number_labels)
+    out.loss.backward()
+    assert torch.isfinite(out.loss) and out.number_loss > 0
+    assert model.get_input_embeddings().weight.grad[tokenizer.num_token_ids].abs().sum() > 0  # the [NUM] rows learn
+    from transformers import AutoModel, AutoTokenizer
+
+    folder, logits = saved_zoo[name]
+    reloaded, tok = AutoModel.from_pretrained(folder).eval(), AutoTokenizer.from_pretrained(folder)
+    assert type(reloaded).__name__ == type(model).__name__ and isinstance(tok, NumberTokenizer)
+    assert reloaded.config.text_config.model_type == name
+    with torch.no_grad():
+        again = reloaded(**tok(BATCH, return_tensors="pt", padding=True)).logits
+    assert torch.equal(again, torch.tensor(logits)), name  # the same machine, the same computation
+
+
+@pytest.mark.parametrize("name", CAUSAL_ZOO)
+def test_a_causal_zoo_model_generates_numbers(name: str) -> None:
+    model, tokenizer = zoo_model(name, "xval")
+    out = model.generate(**tokenizer(["x = 3"], return_tensors="pt"), max_new_tokens=4, do_sample=False,
+                         return_dict_in_generate=True)  # fmt: skip
+    assert out.sequences.shape[1] == out.numbers.shape[1] and out.numbers.dtype == torch.float64
+
+
+@pytest.mark.parametrize("name", MASKED_ZOO)
+def test_a_masked_zoo_model_fills_masks(name: str) -> None:
+    model, tokenizer = zoo_model(name, "xval")
+    batch = tokenizer([f"x = 3.5 and {tokenizer.mask_token}"], return_tensors="pt")
+    ids, numbers = model.fill_mask(**batch, mask_token_id=tokenizer.mask_token_id)
+    assert ids.shape == batch["input_ids"].shape and numbers.dtype == torch.float64
+
+
+@pytest.mark.parametrize("name", ZOO)
+def test_lora_adapts_a_zoo_model(name: str) -> None:
+    import peft
+
+    model, tokenizer = zoo_model(name, "fone")
+    adapted = peft.get_peft_model(model.train(), number_lora_config(model, r=2))
+    batch = tokenizer(BATCH, return_tensors="pt", padding=True)
+    labels, number_labels = _labels(model, batch)
+    adapted(**batch, labels=labels, number_labels=number_labels).loss.backward()
+    lora = [p for n, p in adapted.named_parameters() if "lora_B" in n]
+    assert lora and all(p.grad is not None for p in lora)
+    assert not any("lm_head" in n for n, _ in adapted.named_parameters() if "lora_" in n)  # the trunk only
+
+
+@pytest.mark.parametrize("encoding", [*ENCODINGS, *TEXT_ENCODINGS, *DIGIT_ENCODINGS])
+@pytest.mark.parametrize("name", [CAUSAL_ZOO[0], MASKED_ZOO[0]])
+def test_every_encoding_runs_on_a_composed_backbone(name: str, encoding: str, tmp_path: Path) -> None:
+    model, tokenizer = zoo_model(name, encoding)
+    batch = tokenizer(BATCH, return_tensors="pt", padding=True)
+    labels, number_labels = _labels(model, batch)
+    out = model(**batch, labels=labels, number_labels=number_labels if model.number_encoding is not None else None)
+    assert torch.isfinite(out.loss)
+    model.save_pretrained(tmp_path)
+    reloaded = type(model).from_pretrained(tmp_path).eval()
+    with torch.no_grad():
+        assert torch.equal(reloaded(**batch).logits, model(**batch).logits)
+
+
+def test_zoo_checkpoints_load_with_their_own_code_without_hf_numbers(saved_zoo, tmp_path: Path) -> None:
+    """The Hub rule for composed backbones: config, model and tokenizer from the checkpoint's code."""
+    folders = {name: str(folder) for name, (folder, _) in saved_zoo.items()}
+    script = textwrap.dedent(
+        f"""
+        import json, sys
+        sys.modules["hf_numbers"] = None  # importing hf_numbers now fails
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+        out = {{}}
+        for name, folder in {folders!r}.items():
+            model = AutoModel.from_pretrained(folder, trust_remote_code=True).eval()
+            tok = AutoTokenizer.from_pretrained(folder, trust_remote_code=True)
+            assert type(model).__module__.startswith("transformers_modules."), type(model).__module__
+            with torch.no_grad():
+                out[name] = model(**tok({BATCH!r}, return_tensors="pt", padding=True)).logits.tolist()
+        print(json.dumps(out))
+        """
+    )
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_MODULES_CACHE=str(tmp_path / "modules"))
+    result = subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True,
+                            timeout=600)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    remote = json.loads(result.stdout.strip().splitlines()[-1])
+    for name, (_, logits) in saved_zoo.items():
+        assert torch.allclose(torch.tensor(remote[name]), torch.tensor(logits), atol=1e-6), name
+
+
+def test_a_model_type_no_list_names_trains_through_the_cli(tmp_path: Path) -> None:
+    """The adding-a-backbone trial: StarCoder2 is in no table of hf_numbers, and trains, saves and reloads."""
+    from model_helpers import tiny_args
+
+    from hf_numbers.training.pipeline import run_training
+
+    name = "starcoder2"
+    assert name not in ZOO and name not in __import__("hf_numbers").BACKBONES
+    summary = run_training(tiny_args(backbone=name, number_encoding="fone", max_steps=2, output_dir=str(tmp_path)))
+    from transformers import AutoModel
+
+    model = AutoModel.from_pretrained(summary["final_dir"])
+    assert model.config.text_config.model_type == name and summary["steps"] == 2
+
+
+def test_what_cannot_be_a_backbone_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown; allowed: .*model type of any causal or masked LM"):
+        get_backbone("clip_vision_model")
+    from transformers import LlavaConfig
+
+    with pytest.raises(ValueError, match="is itself composite"):
+        NumberCausalLMConfig(text_config=LlavaConfig(), number_encoding="fone", num_token_id=1)
+
+
+@needs_smollm2
+def test_smollm2_through_the_generic_path_starts_as_the_base_model() -> None:
+    """Value-aware digits on SmolLM2 held by composition: before training, the base model's logits exactly."""
+    from transformers import AutoModelForCausalLM
+
+    folder, spec = smollm2_folder(), composed_backbone("llama")
+    tokenizer = NumberTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF, number_scheme="text")
+    model = spec.model_class.from_pretrained_backbone(folder, tokenizer, gguf_file=SMOLLM2_GGUF,
+                                                      number_encoding="digits").eval()  # fmt: skip
+    plain = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_GGUF).eval()
+    batch = tokenizer(["What is 123 + 4567? 4690"], return_tensors="pt")
+    with torch.no_grad():
+        assert torch.equal(model(**batch).logits, plain(input_ids=batch["input_ids"]).logits)
+
+
+def test_the_readme_and_the_models_page_list_the_zoo_the_tests_run() -> None:
+    root = Path(__file__).resolve().parents[1]
+    listed = ", ".join(ZOO)
+    for page in ("README.md", "docs/models.md"):
+        assert listed in " ".join((root / page).read_text(encoding="utf-8").split()), page
