@@ -22,6 +22,7 @@ from hf_numbers.training.lora import number_lora_config
 
 TEXTS = ["x = 12.5, y = -3 and the cat sat 7 times", "the sum of 41 and 0.25 is 41.25 today"] * 10
 BATCH = ["x = 3.5 and 7", "y = -2"]
+pytestmark = pytest.mark.smoke  # in the drift check (scripts/check_latest.sh): composition uses transformers' internals
 CAUSAL_ZOO = [name for name in ZOO if composed_backbone(name).causal]
 MASKED_ZOO = [name for name in ZOO if not composed_backbone(name).causal]
 

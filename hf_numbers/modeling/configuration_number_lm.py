@@ -77,6 +77,13 @@ class NumberLMConfigMixin:
         fields = {"vocab_size": len(tokenizer), **cls.token_ids_of(tokenizer, kwargs.get("number_encoding"))}
         return cls.for_text_config(text_config, **fields | kwargs)
 
+    def __post_init__(self, **kwargs: Any) -> None:
+        text_fields = {name: kwargs.pop(name) for name in _FROM_TEXT_CONFIG if name in kwargs}
+        super().__post_init__(**kwargs)
+        self._validate_text_config()
+        self._set_text_fields(text_fields)
+        self._validate_number_fields()
+
     def _validate_text_config(self) -> None:
         if not isinstance(self.text_config, PreTrainedConfig):
             raise ValueError(f"text_config must be a transformers config, got {type(self.text_config).__name__}")
@@ -99,13 +106,6 @@ class NumberCausalLMConfig(NumberLMConfigMixin, PreTrainedConfig, NumberConfigFi
     tokenizer_token_ids = _TOKEN_FIELDS
     text_config: dict | PreTrainedConfig | None = None
 
-    def __post_init__(self, **kwargs: Any) -> None:
-        text_fields = {name: kwargs.pop(name) for name in _FROM_TEXT_CONFIG if name in kwargs}
-        super().__post_init__(**kwargs)
-        self._validate_text_config()
-        self._set_text_fields(text_fields)
-        self._validate_number_fields()
-
 
 @strict
 class NumberMaskedLMConfig(NumberLMConfigMixin, PreTrainedConfig, NumberConfigFields):
@@ -115,10 +115,3 @@ class NumberMaskedLMConfig(NumberLMConfigMixin, PreTrainedConfig, NumberConfigFi
     sub_configs_defaults = {"text_config": SubConfigSpec(config_class=AutoConfig, model_type="bert")}
     tokenizer_token_ids = {**_TOKEN_FIELDS, "cls_token_id": "cls_token_id", "sep_token_id": "sep_token_id"}
     text_config: dict | PreTrainedConfig | None = None
-
-    def __post_init__(self, **kwargs: Any) -> None:
-        text_fields = {name: kwargs.pop(name) for name in _FROM_TEXT_CONFIG if name in kwargs}
-        super().__post_init__(**kwargs)
-        self._validate_text_config()
-        self._set_text_fields(text_fields)
-        self._validate_number_fields()
