@@ -35,12 +35,21 @@ from transformers import (
     TrainingArguments,
 )
 
-from hf_numbers import BACKBONES, NUMBER_ENCODINGS, NumberScaling, find_numbers, get_backbone, get_encoding
+from hf_numbers import (
+    BACKBONES,
+    NUMBER_ENCODINGS,
+    NumberScaling,
+    composable_model_types,
+    find_numbers,
+    get_backbone,
+    get_encoding,
+)
 from hf_numbers.data import tokenize_dataset, train_number_tokenizer
 from hf_numbers.data.checks import check_text_column, check_text_numbers
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
 from hf_numbers.evaluation import compute_number_metrics
 from hf_numbers.evaluation.predict import predict_answers
+from hf_numbers.training.builders import bos_choice, set_bos
 from hf_numbers.training.lora import ADAPTER_DIR, number_lora_config, require_peft, save_adapter
 
 LOADERS = {".csv": "csv", ".json": "json", ".jsonl": "json", ".txt": "text"}
@@ -198,10 +207,11 @@ def _backbone_of(model_args: ModelArguments, causal: bool) -> tuple[Any, Any]:
         spec = get_backbone(model_args.backbone)
     else:  # a number model or a plain checkpoint: the backbone whose config class it uses
         found = [s for s in BACKBONES.values() if type(config) in (s.config_class, s.plain_model_class.config_class)]
-        if not found:
-            raise ValueError(f"{model_args.model_name_or_path} holds a {type(config).__name__}; "
-                             f"supported: {', '.join(BACKBONES)}")
-        spec = found[0]
+        model_type = config.get_text_config().model_type  # a plain LM's, or the LM a composed number model holds
+        if not found and model_type not in composable_model_types():
+            raise ValueError(f"{model_args.model_name_or_path} holds a {type(config).__name__}; supported: "
+                             f"{', '.join(BACKBONES)} and any causal or masked LM of transformers")
+        spec = found[0] if found else get_backbone(model_type)
     if spec.causal != causal:
         raise ValueError(f"backbone {spec.name} is a {'causal' if spec.causal else 'masked'} LM; use the other script")
     return spec, config
@@ -232,6 +242,8 @@ def load_model(
     if config is not None:
         tokenizer = spec.tokenizer_class.from_pretrained(path, gguf_file=model_args.gguf_file)
         tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
+        if bos_choice(None, tokenizer):  # hf-numbers train --pretrained's default: a BOS token first
+            set_bos(tokenizer, True, path)
         return spec.model_class.from_pretrained_backbone(path, tokenizer, gguf_file=model_args.gguf_file,
                                                          **fields), tokenizer
     tokenizer = train_number_tokenizer(train, spec.name, model_args.vocab_size)

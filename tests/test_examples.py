@@ -88,6 +88,29 @@ def test_example_adapts_a_plain_checkpoint_on_a_text_file(
     assert type(model) is spec.model_class and model.config.number_encoding == encoding
 
 
+@pytest.mark.parametrize("model_type", ["qwen2", "distilbert"])
+def test_example_adapts_a_plain_checkpoint_of_a_composed_backbone(model_type: str, tmp_path: Path) -> None:
+    """A plain Qwen2 / DistilBERT checkpoint, which no table of hf_numbers names, adapted by the example scripts."""
+    from hf_numbers import get_backbone
+    from hf_numbers.data.tokenizer_training import train_plain_tokenizer
+
+    lines = [f"the parcel weighs {w / 10} kg and costs {w // 3 + 2} dollars" for w in range(12, 52)]
+    spec, plain = get_backbone(model_type), tmp_path / "plain"
+    tokenizer = train_plain_tokenizer(lines, model_type, vocab_size=200)
+    tokenizer.save_pretrained(plain)
+    ids = {name: getattr(tokenizer, attribute) for name, attribute in spec.config_class.tokenizer_token_ids.items()}
+    config = spec.plain_config_class(**{**spec.tiny_sizes, **ids, "vocab_size": len(tokenizer)})
+    spec.plain_model_class(config).save_pretrained(plain)
+    (tmp_path / "parcels.txt").write_text("\n".join(lines) + "\n\n")
+    metrics = run(causal=spec.causal, argv=[
+        "--model_name_or_path", str(plain), "--number_encoding", "fone", "--train_file", str(tmp_path / "parcels.txt"),
+        "--max_steps", "2", "--save_strategy", "no", "--max_seq_length", "64", "--output_dir", str(tmp_path / "run"),
+        *TINY])  # fmt: skip
+    assert metrics["eval_number_count"] == 4
+    model = AutoModel.from_pretrained(tmp_path / "run")
+    assert type(model) is spec.model_class and model.config.text_config.model_type == model_type
+
+
 @pytest.mark.parametrize("backbone", [name for name, spec in BACKBONES.items() if spec.causal])
 def test_example_adapts_a_plain_checkpoint_with_lora_and_saves_the_merged_model_and_its_adapter(
     backbone: str, plain_tokenizer_dirs: dict[str, Path], tmp_path: Path

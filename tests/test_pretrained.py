@@ -314,3 +314,26 @@ def test_add_bos_token_starts_every_text_with_the_bos_token_through_training_and
     assert ids[0] == saved.bos_token_id and saved.decode(ids, skip_special_tokens=True) == "313336 + 511116 = 824452"
     with pytest.raises(ValueError, match="add_bos_token sets a --pretrained tokenizer's BOS"):
         NumberTrainingArguments(add_bos_token=True)
+
+
+def test_a_pretrained_tokenizer_that_adds_no_bos_gets_one_by_default(tmp_path: Path) -> None:
+    """--pretrained's default (add_bos_token unset): a BOS token first where the tokenizer has one and adds none;
+    false keeps it as it is; a tokenizer that adds one already, or has none, is left alone."""
+    from hf_numbers.training.builders import bos_choice
+
+    folder = _pretrained_folder(tmp_path / "pretrained", tie=True)
+    tokenizer = _tokenizer(folder)
+    assert tokenizer.bos_token_id is not None and tokenizer("7")["input_ids"][0] != tokenizer.bos_token_id
+    assert [bos_choice(given, tokenizer) for given in (None, False, True)] == [True, False, True]
+    tokenizer.add_bos_token = True
+    assert bos_choice(None, tokenizer) is None  # it adds one already
+    tokenizer.bos_token = None
+    assert bos_choice(None, tokenizer) is None  # it has none
+    args = NumberTrainingArguments(
+        task="fone_arithmetic", backbone="llama", pretrained=str(folder), number_encoding="text", max_steps=1,
+        train_size=8, eval_size=2, per_device_train_batch_size=4, disable_tqdm=True, use_cpu=True,
+        output_dir=str(tmp_path / "run"),
+    )  # fmt: skip
+    run_training(args)
+    saved = AutoTokenizer.from_pretrained(tmp_path / "run" / "final")
+    assert saved("12 + 30 = 42")["input_ids"][0] == saved.bos_token_id

@@ -40,6 +40,9 @@ UNITS_FIRST = ("--text_digit_order", "units_first")
 BOS = ("--add_bos_token", "true")
 """Every text starts with the tokenizer's BOS token (SmolLM2's adds none: a text's first digit sits where attention
 sinks)."""
+NO_BOS = ("--add_bos_token", "false")
+"""The set-ups without :data:`BOS` keep the text as SmolLM2's tokenizer gives it (the default before BOS became
+``--pretrained``'s default; the rows recorded before it ran without the flag, meaning the same)."""
 ALIGN = ("--align_steps", "100")
 """Alignment before the task (``--align_steps``): texts of the training split's numbers, no task labels."""
 SETUPS = {
@@ -106,7 +109,7 @@ def pretrained_rows() -> list[Row]:
     rows = []
     for task, (task_argv, _, _) in TASKS.items():
         for setup, (setup_argv, _) in SETUPS.items():
-            argv = (*task_argv, *source, *BUDGET, *setup_argv)
+            argv = (*task_argv, *source, *BUDGET, *setup_argv, *(() if BOS[0] in setup_argv else NO_BOS))
             rows.append(Row(f"{task}-{setup}", argv, {"task": task, "setup": setup}, trainable_parameters))
             if setup in SEEDED:
                 cell = {"task": task, "setup": setup, "seed": 2}

@@ -178,8 +178,8 @@ class NumberTrainingArguments:
         default=None,
         metadata={
             "help": "With --pretrained: start every text with the tokenizer's BOS token (true) or not (false); "
-            "default: as the tokenizer does. A causal LM reads its first token where attention sinks, so a number "
-            "there is read poorly (SmolLM2 adds no BOS)."
+            "default: true where the tokenizer has a BOS token and adds none (SmolLM2), else as it does. A causal "
+            "LM reads its first token where attention sinks, so a number there is read poorly."
         },
     )
     number_token_init: str = field(
