@@ -13,6 +13,7 @@ import torch
 from hf_numbers import BACKBONES, NUMBER_ENCODINGS_REGISTRY
 from hf_numbers.modeling.checks import checked_input_numbers
 from hf_numbers.modeling.encoding_base import refuse_where
+from hf_numbers.modeling.encoding_config import own_options
 from hf_numbers.training import NumberTrainingArguments
 
 ENCODINGS = tuple(name for name, cls in NUMBER_ENCODINGS_REGISTRY.items() if cls.has_number_module)
@@ -77,7 +78,7 @@ def tiny_config(backbone: str, encoding: str, **overrides):
         "num_token_id": ids[0] if ids else None,
         "num_token_ids": ids,
         "pad_token_id": PAD_ID,
-        **_ENCODING_OPTIONS,
+        **{name: value for name, value in _ENCODING_OPTIONS.items() if name in own_options(encoding)},
     }
     dropout = dict.fromkeys(spec.dropout_fields, 0.0)
     return spec.config_class(**{**spec.tiny_sizes, **dropout, **common, **overrides})

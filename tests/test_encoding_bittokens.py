@@ -160,4 +160,4 @@ def test_the_head_is_linear_or_an_mlp_through_half_the_width() -> None:
 )  # fmt: skip
 def test_options_are_validated_with_the_allowed_values(fields: dict, message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
-        NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, **fields)
+        NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, number_encoding="bittokens", **fields)

@@ -84,9 +84,10 @@ def test_registry_names_and_options_are_the_config_fields() -> None:
         ({"exponent_max": float("inf")}, "exponent_max < inf"),
     ],
 )
-def test_each_encoding_validates_its_options_in_every_config(fields: dict, message: str) -> None:
-    for encoding_name in NUMBER_ENCODINGS:  # whichever encoding the config selects
-        with pytest.raises(ValueError, match=re.escape(message)):
+def test_each_encoding_validates_its_options_and_refuses_others(fields: dict, message: str) -> None:
+    for encoding_name in NUMBER_ENCODINGS:  # its own options checked; another encoding's refused by name
+        own = set(fields) <= set(option.name for option in get_encoding(encoding_name).options)
+        with pytest.raises(ValueError, match=re.escape(message) if own else "is an option of .*, not of"):
             NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, number_encoding=encoding_name, **fields)
 
 

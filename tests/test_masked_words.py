@@ -213,7 +213,7 @@ def test_target_words_are_single_minilm_tokens(real_bert_dir: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ scoring
-def _tiny_bert(tok, encoding: str = "float"):
+def _tiny_bert(tok):
     spec = BACKBONES["bert"]
     torch.manual_seed(0)
     config = spec.new_config(
@@ -222,10 +222,8 @@ def _tiny_bert(tok, encoding: str = "float"):
         num_layers=2,
         num_heads=2,
         max_length=64,
-        number_encoding=encoding,
+        number_encoding="float",
         **dict.fromkeys(spec.dropout_fields, 0.0),
-        exponent_min=0.1,
-        exponent_max=1e4,
     )
     return spec.model_class(config).eval()
 

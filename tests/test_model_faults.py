@@ -59,8 +59,14 @@ def copy_final(saved_run: Path, tmp_path: Path) -> Path:
 
 
 def edit_config(final: Path, **changes) -> None:
+    """Change (None: remove) fields of a saved config.json; an encoding's option is a field of its encoding_config."""
+    from hf_numbers.modeling.encoding_config import encoding_option
+
     config = json.loads((final / "config.json").read_text())
-    config.update(changes)
+    options = dict(config.get("encoding_config") or {})
+    for key, value in changes.items():
+        (options if encoding_option(key) else config)[key] = value
+    config["encoding_config"] = {k: v for k, v in options.items() if v is not None}
     (final / "config.json").write_text(json.dumps({k: v for k, v in config.items() if v is not None}))
 
 
@@ -221,7 +227,8 @@ CONFIG_DAMAGES = {
     "scale-zero": ({"number_scaling_scale": 0.0}, "number_scaling_scale must be > 0, got 0.0"),
     "shift-text": ({"number_scaling_shift": "12"}, "number_scaling_shift must be a finite number, got '12'"),
     "log-text": ({"number_scaling_log": "false"}, "number_scaling_log must be True or False, got 'false'"),
-    "other-encoding": ({"number_encoding": "fone"}, "weights do not fit its number module \\(number_encoding 'fone'\\)"
+    "other-encoding": ({"number_encoding": "fone", "fone_int_digits": 4, "fone_frac_digits": 2},  # fone's options
+                       "weights do not fit its number module \\(number_encoding 'fone'\\)"
                                                    ": missing number_encoding.digit_proj.bias.*unused number_encoding"
                                                    ".class_embeddings.weight"),
 }

@@ -157,7 +157,9 @@ def test_fill_mask_fills_tokens(backbone: str) -> None:
         ({"number_encoding": "p10", "num_token_id": 5}, "number_encoding='p10' writes numbers as ordinary tokens"),
         ({"number_encoding": "text", "num_token_ids": [5, 6], "num_token_id": 5}, "must be unset"),
         ({"number_encoding": "p1000", "scheme_digits": 4}, "scheme_digits must be a multiple of 3"),
-        ({"number_encoding": "xval", "scheme_digits": 0}, r"scheme_digits must be in \[1, 17\], got 0"),
+        ({"number_encoding": "p10", "scheme_digits": 0}, r"scheme_digits must be in \[1, 17\], got 0"),
+        ({"number_encoding": "xval", "scheme_digits": 3},
+         "scheme_digits is an option of p10, .*, not of number_encoding='xval'"),
         ({"number_encoding": "fp15", "scheme_min_exponent": -30}, "at most 50000 are allowed"),
         ({"number_encoding": "p10", "scheme_min_exponent": 2, "scheme_max_exponent": 1}, "scheme_min_exponent must"),
         ({"number_encoding": "p100"}, re.escape(f"unknown; allowed: {', '.join(NUMBER_ENCODINGS_REGISTRY)}")),
@@ -166,7 +168,7 @@ def test_fill_mask_fills_tokens(backbone: str) -> None:
 def test_config_validation_is_strict(fields: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, **fields)
-    NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, number_encoding="xval", scheme_digits=4)  # p1000's rule only
+    NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, number_encoding="p10", scheme_digits=4)  # p1000's rule only
 
 
 def test_number_encodings_still_need_a_number_token() -> None:

@@ -92,7 +92,8 @@ def test_a_number_whose_reversed_mantissa_overflows_is_refused_by_name(tokenizer
 
 @pytest.mark.parametrize(
     ("encoding", "order", "message"),
-    [("text", "backwards", r"text_digit_order='backwards'"), ("p10", "units_first", r"units_first only for")],
+    [("text", "backwards", r"text_digit_order='backwards'"),
+     ("p10", "units_first", r"text_digit_order is an option of text, digits, not of number_encoding='p10'")],
 )
 def test_a_config_with_an_order_its_encoding_cannot_take_is_refused(encoding: str, order: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):

@@ -234,10 +234,11 @@ def check_saved_config(
     """
     if config_dict.get("model_type") != model_type:
         return  # a plain backbone checkpoint: the number fields come from the caller
-    fields = {**config_dict, **(overrides or {})}
+    fields = {**config_dict, **(config_dict.get("encoding_config") or {}), **(overrides or {})}  # options: flat (older)
     if "number_encoding" in fields:
         encoding = get_encoding(fields["number_encoding"])
-        required = [option.name for option in encoding.options]
+        saved = fields["number_encoding"] == config_dict.get("number_encoding")  # else a new module, on purpose
+        required = [option.name for option in encoding.options] if saved else []
         if encoding.has_number_module and not {"num_token_id", "num_token_ids"} & set(fields):
             required.insert(0, "num_token_ids")
     else:

@@ -20,8 +20,9 @@ from huggingface_hub.dataclasses import strict
 from transformers import BertConfig, GPT2Config, LlamaConfig, ModernBertConfig, PreTrainedConfig, RobertaConfig
 
 from .checks import check_saved_config
+from .encoding_config import coerce_option, encoding_option, option_owners, options_in_sub_dict, own_options
 from .encoding_digits import digit_token_table
-from .encoding_registry import NUMBER_ENCODINGS_REGISTRY, add_option_fields, get_encoding
+from .encoding_registry import get_encoding
 from .number_scaling import NumberScaling
 
 
@@ -33,7 +34,6 @@ def _registered_pipeline_tasks() -> set[str]:
 
 
 @dataclass
-@add_option_fields
 class NumberConfigFields:
     """The number fields shared by every ``Number*Config``.
 
@@ -53,8 +53,9 @@ class NumberConfigFields:
             are raw values, predictions come back raw. Identity by default; fitted for xVal by
             ``model.fit_number_scaling(values)`` or ``NumberScaling.fit(values).to_config()``.
 
-    And one field per option of every registered encoding (``encoding_options()``, such as
-    ``fone_int_digits``), whichever encoding is selected, validated by that encoding.
+        encoding_config: the selected encoding's options (``encoding_config.py``): ``{"fone_int_digits": 3, ...}``,
+            each read and set as an attribute (``config.fone_int_digits``); construction fills in the defaults of
+            those not given and refuses another encoding's.
     """
 
     number_encoding: str = "xval"
@@ -66,6 +67,7 @@ class NumberConfigFields:
     number_scaling_scale: float = 1.0
     number_scaling_log: bool = False
     digit_tokens: list[list[int]] | None = None
+    encoding_config: dict[str, Any] | None = None
 
     #: Special-token ids :meth:`from_tokenizer` takes from the tokenizer: config field -> tokenizer attribute.
     tokenizer_token_ids: ClassVar[dict[str, str]] = {"pad_token_id": "pad_token_id"}
@@ -94,6 +96,30 @@ class NumberConfigFields:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.from_dict = classmethod(_checked_from_dict)  # an attribute of the class: before PreTrainedConfig's
+        inherited = cls.__setattr__
+
+        def __setattr__(self: Any, name: str, value: Any) -> None:  # an option goes into encoding_config
+            if encoding_option(name) is None:
+                inherited(self, name, value)
+            else:
+                value = self._checked_option(name, value)
+                inherited(self, "encoding_config", {**(self.encoding_config or {}), name: value})
+
+        cls.__setattr__ = __setattr__
+
+    def __getattr__(self, name: str) -> Any:
+        """An encoding option reads from ``encoding_config`` (its default where unset, or another encoding's)."""
+        option = encoding_option(name)
+        if option is None or "encoding_config" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+        return (self.__dict__["encoding_config"] or {}).get(name, option.default)
+
+    def _checked_option(self, name: str, value: Any) -> Any:
+        if name not in own_options(self.number_encoding):
+            owners = ", ".join(option_owners(name))
+            raise ValueError(f"{name} is an option of {owners}, not of number_encoding={self.number_encoding!r} "
+                             f"(its options: {', '.join(own_options(self.number_encoding)) or 'none'})")  # fmt: skip
+        return value  # typed by _validate_number_fields (a model built on the config checks it again)
 
     @classmethod
     def from_tokenizer(cls, tokenizer: Any, **kwargs: Any) -> Any:
@@ -136,8 +162,11 @@ class NumberConfigFields:
             raise ValueError(f"number_loss_weight must be a finite number >= 0, got {self.number_loss_weight}")
         scaling = NumberScaling.from_config(self)  # a ValueError naming the scaling field
         self.number_scaling_shift, self.number_scaling_scale = scaling.shift, scaling.scale  # floats in config.json
-        for encoding in NUMBER_ENCODINGS_REGISTRY.values():
-            encoding.validate_options(self)
+        own = own_options(self.number_encoding)  # the defaults of those not given; another encoding's (after a
+        given = {name: value for name, value in (self.encoding_config or {}).items() if name in own}  # change) go
+        self.__dict__["encoding_config"] = {name: coerce_option(option, given.get(name, option.default))
+                                            for name, option in own.items()}  # fmt: skip
+        get_encoding(self.number_encoding).validate_options(self)
 
 
     def _check_token_ids_in_vocabulary(self) -> None:
@@ -168,8 +197,8 @@ def _checked_from_dict(cls: type, config_dict: dict[str, Any], **kwargs: Any) ->
     ends with (transformers would set them after it, unchecked).
     """
     check_saved_config(config_dict, cls.model_type, kwargs)
-    fields = {key: kwargs.pop(key) for key in list(kwargs) if key in cls.__dataclass_fields__}
-    return PreTrainedConfig.from_dict.__func__(cls, config_dict | fields, **kwargs)
+    fields = {key: kwargs.pop(key) for key in list(kwargs) if key in cls.__dataclass_fields__ or encoding_option(key)}
+    return PreTrainedConfig.from_dict.__func__(cls, options_in_sub_dict(config_dict, fields), **kwargs)
 
 
 @strict

@@ -41,7 +41,7 @@ class NumberLMConfigMixin:
     def __getattr__(self, name: str) -> Any:
         if name in _FROM_TEXT_CONFIG and "text_config" in self.__dict__:
             return getattr(self.__dict__["text_config"], name, None)
-        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+        return super().__getattr__(name)  # NumberConfigFields': the encoding's options
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in _FROM_TEXT_CONFIG and isinstance(self.__dict__.get("text_config"), PreTrainedConfig):

@@ -66,8 +66,8 @@ def autocast_disabled(device: torch.device) -> contextlib.AbstractContextManager
 class EncodingOption:
     """One config field of an encoding: its name in ``config.json``, type, default and help.
 
-    Every option of every registered encoding becomes a field of the ``Number*Config`` classes
-    (and an optional ``hf-numbers train`` argument), so a saved config always holds it.
+    A config keeps its encoding's options in ``encoding_config`` (saved with it, read as attributes:
+    ``encoding_config.py``); every option of every registered encoding is an optional ``hf-numbers train`` argument.
 
     Attributes:
         name: the config field, prefixed with the encoding's name (``fone_int_digits``).

@@ -107,8 +107,8 @@ def encoding_options() -> list[EncodingOption]:
 def add_option_fields(cls: type | None = None, *, unset_default: bool = False) -> Any:
     """Class decorator, applied under ``@dataclass``: one field per option of every registered encoding.
 
-    The configs use ``@add_option_fields`` (the options' defaults). Training arguments use
-    ``@add_option_fields(unset_default=True)``: each field is ``<type> | None`` and defaults to
+    Training arguments use ``@add_option_fields(unset_default=True)`` (a config keeps its encoding's options in
+    ``encoding_config`` instead, ``encoding_config.py``): each field is ``<type> | None`` and defaults to
     None, meaning "not given": training fits the option to the data or leaves the encoding's
     default; the field's help says which.
 
