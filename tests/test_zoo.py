@@ -207,3 +207,27 @@ def test_the_readme_and_the_models_page_list_the_zoo_the_tests_run() -> None:
     listed = ", ".join(ZOO)
     for page in ("README.md", "docs/models.md"):
         assert listed in " ".join((root / page).read_text(encoding="utf-8").split()), page
+
+
+def test_a_pretrained_folder_of_a_composed_backbone_adapts_with_lora_through_the_cli(tmp_path: Path) -> None:
+    """--pretrained a plain Qwen2 folder, no --backbone (read from its config): LoRA, save, reload."""
+    from model_helpers import tiny_args
+    from transformers import AutoModel
+
+    from hf_numbers.data.tokenizer_training import train_plain_tokenizer
+    from hf_numbers.training import NumberTrainingArguments
+    from hf_numbers.training.pipeline import run_training
+
+    spec, plain = composed_backbone("qwen2"), tmp_path / "plain"
+    tokenizer = train_plain_tokenizer(TEXTS, "qwen2", vocab_size=300)
+    tokenizer.save_pretrained(plain)
+    ids = {name: getattr(tokenizer, attribute) for name, attribute in spec.config_class.tokenizer_token_ids.items()}
+    spec.plain_model_class(spec.plain_config_class(**{**spec.tiny_sizes, **ids, "vocab_size": len(tokenizer)}))\
+        .save_pretrained(plain)  # fmt: skip
+    assert NumberTrainingArguments(pretrained=str(plain)).backbone == "qwen2"
+    summary = run_training(tiny_args(pretrained=str(plain), number_encoding="fone", lora_r=2, max_steps=2,
+                                     output_dir=str(tmp_path / "run")))  # fmt: skip
+    model = AutoModel.from_pretrained(summary["final_dir"])
+    assert model.config.text_config.model_type == "qwen2" and summary["steps"] == 2
+    with pytest.raises(ValueError, match="no model config to read its model type from"):
+        NumberTrainingArguments(pretrained=str(tmp_path / "missing"))

@@ -75,6 +75,25 @@ DEFAULTS: dict[str, Any] = {
 """The value of each task-recommendable field when neither the flag nor the task sets it."""
 
 
+def backbone_of_folder(folder: str, gguf_file: str | None = None) -> str:
+    """The backbone of a pretrained checkpoint: its config's model type (a table row, or held by composition).
+
+    Example:
+        >>> backbone_of_folder("path/to/qwen2.5-0.5b")  # doctest: +SKIP
+        'qwen2'
+    """
+    from transformers import AutoConfig
+
+    try:
+        config = AutoConfig.from_pretrained(folder, **({"gguf_file": gguf_file} if gguf_file else {}))
+    except (OSError, ValueError) as error:
+        raise ValueError(f"pretrained={folder!r}: no model config to read its model type from ({error}); "
+                         "name the backbone with --backbone") from None  # fmt: skip
+    model_type = config.get_text_config().model_type
+    get_backbone(model_type)  # a ValueError naming what can be a backbone
+    return model_type
+
+
 def parse_switch(name: str, value: bool | str) -> bool | str:
     """A true/false/auto option's value: True, False or ``"auto"`` (``ValueError`` for anything else).
 
@@ -160,7 +179,8 @@ class NumberTrainingArguments:
             "backbone",
             "One of "
             + ", ".join(f"{name} ({'causal' if spec.causal else 'masked'} LM)" for name, spec in BACKBONES.items())
-            + ".",
+            + ", or the model type of any other causal or masked LM of transformers (qwen2, mistral, gemma2, "
+            "distilbert, ...: held by composition); with --pretrained and no --backbone, the folder's model type.",
         ),
     )
     number_encoding: str = field(default="xval", metadata={"help": f"One of {', '.join(NUMBER_ENCODINGS)}."})
@@ -399,6 +419,8 @@ class NumberTrainingArguments:
     def __post_init__(self) -> None:
         if self.task not in TASKS:
             raise ValueError(f"task={self.task!r} is unknown; allowed: {', '.join(TASKS)}")
+        if self.backbone is None and self.pretrained:
+            self.backbone = backbone_of_folder(self.pretrained, self.gguf_file)
         self._fill_recommended()
         get_backbone(self.backbone)  # a ValueError listing the known backbones
         get_encoding(self.number_encoding)  # and the registered encodings
