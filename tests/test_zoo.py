@@ -185,6 +185,14 @@ def test_what_cannot_be_a_backbone_is_refused() -> None:
 
     with pytest.raises(ValueError, match="is itself composite"):
         NumberCausalLMConfig(text_config=LlavaConfig(), number_encoding="fone", num_token_id=1)
+    from transformers import ElectraConfig
+
+    from hf_numbers import NumberForMaskedLM, NumberMaskedLMConfig
+
+    narrow = ElectraConfig(vocab_size=50, embedding_size=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                           intermediate_size=64)  # fmt: skip
+    with pytest.raises(ValueError, match="token embeddings are 16 wide and its hidden states 32"):
+        NumberForMaskedLM(NumberMaskedLMConfig(text_config=narrow, number_encoding="fone", num_token_id=49))
 
 
 @needs_smollm2

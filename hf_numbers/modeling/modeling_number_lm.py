@@ -104,6 +104,13 @@ class _NumberLanguageModel(NumberModelMixin, PreTrainedModel):
         else:
             for module in language_model.modules():  # loaded already: post_init must not draw it again
                 module._is_hf_initialized = True
+        width = language_model.get_input_embeddings().embedding_dim
+        if width != config.text_config.hidden_size:
+            raise ValueError(
+                f"{type(language_model).__name__}'s token embeddings are {width} wide and its hidden states "
+                f"{config.text_config.hidden_size} (as ELECTRA's embedding_size): the number module reads and writes "
+                "one width, so this model type cannot hold one"
+            )
         self.language_model = language_model
         self.config.text_config = language_model.config  # one config: resizing updates what is saved
         self.facts = backbone_facts(language_model)
