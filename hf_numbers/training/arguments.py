@@ -21,6 +21,7 @@ Names follow ``transformers.TrainingArguments`` where the meaning is the same
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -75,8 +76,9 @@ DEFAULTS: dict[str, Any] = {
 """The value of each task-recommendable field when neither the flag nor the task sets it."""
 
 
-def backbone_of_folder(folder: str, gguf_file: str | None = None) -> str:
-    """The backbone of a pretrained checkpoint: its config's model type (a table row, or held by composition).
+def backbone_of_folder(folder: str, gguf_file: str | None = None) -> str | None:
+    """The backbone of a pretrained checkpoint: its config's model type (a table row, or held by composition);
+    None where the folder has no config to read (loading it then says what is missing).
 
     Example:
         >>> backbone_of_folder("path/to/qwen2.5-0.5b")  # doctest: +SKIP
@@ -84,11 +86,12 @@ def backbone_of_folder(folder: str, gguf_file: str | None = None) -> str:
     """
     from transformers import AutoConfig
 
+    if not os.path.isdir(folder):
+        return None
     try:
         config = AutoConfig.from_pretrained(folder, **({"gguf_file": gguf_file} if gguf_file else {}))
-    except (OSError, ValueError) as error:
-        raise ValueError(f"pretrained={folder!r}: no model config to read its model type from ({error}); "
-                         "name the backbone with --backbone") from None  # fmt: skip
+    except (OSError, ValueError):
+        return None
     model_type = config.get_text_config().model_type
     get_backbone(model_type)  # a ValueError naming what can be a backbone
     return model_type
@@ -419,7 +422,7 @@ class NumberTrainingArguments:
     def __post_init__(self) -> None:
         if self.task not in TASKS:
             raise ValueError(f"task={self.task!r} is unknown; allowed: {', '.join(TASKS)}")
-        if self.backbone is None and self.pretrained:
+        if self.backbone is None and self.pretrained:  # else the task's recommendation, or the default
             self.backbone = backbone_of_folder(self.pretrained, self.gguf_file)
         self._fill_recommended()
         get_backbone(self.backbone)  # a ValueError listing the known backbones
