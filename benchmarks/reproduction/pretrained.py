@@ -99,7 +99,8 @@ def smollm2_folder() -> str:
 SECOND_SEED = ("--seed", "2")
 """The second training seed of :data:`SEEDED` set-ups (same data: ``--data_seed 1``): rows ``<task>-<setup>-seed2``."""
 SEEDED = ("text-lora-ntl", "digits-lora-ntl", "xval-align-lora", "xval-lora", "digits-units-lora-ntl",
-          "text-bos-lora-ntl", "digits-units-bos-lora-ntl", "digits-bos-lora-ntl")
+          "text-bos-lora-ntl", "digits-units-bos-lora-ntl", "digits-bos-lora-ntl",
+          "text-units-bos-lora-ntl")
 
 
 def pretrained_rows() -> list[Row]:
