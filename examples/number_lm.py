@@ -49,7 +49,7 @@ from hf_numbers.data.checks import check_text_column, check_text_numbers
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
 from hf_numbers.evaluation import compute_number_metrics
 from hf_numbers.evaluation.predict import predict_answers
-from hf_numbers.training.builders import bos_choice, set_bos
+from hf_numbers.training.builders import set_bos
 from hf_numbers.training.lora import ADAPTER_DIR, number_lora_config, require_peft, save_adapter
 
 LOADERS = {".csv": "csv", ".json": "json", ".jsonl": "json", ".txt": "text"}
@@ -242,8 +242,7 @@ def load_model(
     if config is not None:
         tokenizer = spec.tokenizer_class.from_pretrained(path, gguf_file=model_args.gguf_file)
         tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
-        if bos_choice(None, tokenizer):  # hf-numbers train --pretrained's default: a BOS token first
-            set_bos(tokenizer, True, path)
+        set_bos(tokenizer, None, path)  # hf-numbers train --pretrained's default: a BOS token first where none
         return spec.model_class.from_pretrained_backbone(path, tokenizer, gguf_file=model_args.gguf_file,
                                                          **fields), tokenizer
     tokenizer = train_number_tokenizer(train, spec.name, model_args.vocab_size)

@@ -88,7 +88,8 @@ def register_auto_classes() -> None:
         >>> type(AutoConfig.for_model("number_gpt2")).__name__
         'NumberGPT2Config'
     """
-    for spec in (*BACKBONES.values(), composed_backbone(ZOO[0]), composed_backbone(ZOO[-1])):  # causal, masked
+    composed = {spec.config_class: spec for spec in map(composed_backbone, ZOO)}.values()  # one per composed class
+    for spec in (*BACKBONES.values(), *composed):
         AutoConfig.register(spec.config_class.model_type, spec.config_class, exist_ok=True)
         AutoTokenizer.register(spec.config_class, tokenizer_class=spec.tokenizer_class, exist_ok=True)
         spec.config_class.register_for_auto_class()

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from transformers import AutoConfig, GPT2Tokenizer, RobertaTokenizer
+from transformers import AutoConfig
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, MODEL_FOR_MASKED_LM_MAPPING_NAMES
 
-from .backbones import BYTE_LEVEL_BPE, BackboneSpec, SizeFields
+from .backbones import BACKBONES, BackboneSpec, SizeFields
 from .configuration_number import NumberConfigFields
 from .configuration_number_lm import NumberCausalLMConfig, NumberMaskedLMConfig
 from .modeling_number_lm import NumberForCausalLM, NumberForMaskedLM
@@ -64,20 +64,18 @@ def composable_model_types() -> frozenset[str]:
 @dataclass(frozen=True)
 class ComposedBackboneSpec(BackboneSpec):
     """A backbone held by composition (see the module docstring): a :class:`BackboneSpec` whose config class
-    holds the language model's config as ``text_config``.
+    holds the language model's config as ``text_config``; its ``name`` is the language model's model type.
 
     Attributes:
-        model_type: the language model's model type (``qwen2``).
         plain_tokenizer: the plain tokenizer class a new vocabulary is trained into (byte-level BPE: GPT-2's for a
             causal LM, RoBERTa's ``<s> ... </s>`` for a masked LM); a pretrained folder keeps its own.
     """
 
-    model_type: str = ""
     plain_tokenizer: type | None = None
 
     @property
     def plain_config_class(self) -> type:
-        return CONFIG_MAPPING[self.model_type]
+        return CONFIG_MAPPING[self.name]
 
     @property
     def plain_model_class(self) -> type:
@@ -101,7 +99,7 @@ class ComposedBackboneSpec(BackboneSpec):
         text_fields = {name: value for name, value in fields.items() if name not in number_names}
         number_fields = {name: value for name, value in fields.items() if name in number_names}
         sizes = self.size_config(hidden_size, num_layers, num_heads, max_length)
-        text_config = AutoConfig.for_model(self.model_type, **sizes, **text_fields)
+        text_config = AutoConfig.for_model(self.name, **sizes, **text_fields)
         return self.config_class.from_tokenizer(tokenizer, text_config, **number_fields)
 
 
@@ -125,20 +123,20 @@ def composed_backbone(model_type: str) -> ComposedBackboneSpec:
         ffn=next((name for name in _FFN_FIELDS if name in known), None),
         kv_heads="num_key_value_heads" if "num_key_value_heads" in known else None,
     )
+    vocabulary = BACKBONES["roberta" if masked else "gpt2"]  # a new vocabulary is trained as theirs is
     spec = ComposedBackboneSpec(
         name=model_type,
         display_name=config_class.__name__.removesuffix("Config"),
         config_class=NumberMaskedLMConfig if masked else NumberCausalLMConfig,
         model_class=NumberForMaskedLM if masked else NumberForCausalLM,
         tokenizer_class=NumberTokenizer,
-        tokenizer_model=BYTE_LEVEL_BPE,
-        special_tokens=("<s>", "<pad>", "</s>", "<unk>", "<mask>") if masked else ("<|endoftext|>",),
+        tokenizer_model=vocabulary.tokenizer_model,
+        special_tokens=vocabulary.special_tokens,
         size_fields=sizes,
         dropout_fields=dropout,
         tiny_sizes={},
         position_offset=2,  # positions that start after the padding index (RoBERTa-like) fit too
-        model_type=model_type,
-        plain_tokenizer=RobertaTokenizer if masked else GPT2Tokenizer,
+        plain_tokenizer=vocabulary.plain_tokenizer_class,
     )
     return dataclasses.replace(spec, tiny_sizes=spec.size_config(32, 2, 2, 62) | _one_kv_head(sizes))
 

@@ -65,11 +65,8 @@ class NumberLMConfigMixin:
             >>> NumberCausalLMConfig.for_text_config(MistralConfig(), vocab_size=120, num_token_id=118).vocab_size
             120
         """
-        text_config = type(text_config).from_dict(text_config.to_dict())  # a copy: the caller's stays as it is
-        for name in _FROM_TEXT_CONFIG:
-            if name in fields:
-                setattr(text_config, name, fields.pop(name))
-        return cls(text_config=text_config, **fields)
+        copy = type(text_config).from_dict(text_config.to_dict())  # the caller's stays as it is
+        return cls(text_config=copy, **fields)  # __post_init__ moves the language-model fields to it
 
     @classmethod
     def from_tokenizer(cls, tokenizer: Any, text_config: Any = None, **kwargs: Any) -> Any:

@@ -71,16 +71,16 @@ def backbone_facts(language_model: PreTrainedModel) -> BackboneFacts:
         isinstance(module, (nn.LayerNorm, nn.RMSNorm)) for module in embeddings.children()
     )
     word_embeddings = language_model.get_input_embeddings()
-    position_tables = [
-        module for module in trunk.modules()
-        if isinstance(module, nn.Embedding) and module is not word_embeddings
+    adds_positions = any(
+        isinstance(module, nn.Embedding) and module is not word_embeddings
         and module.num_embeddings == getattr(config, "max_position_embeddings", None)
-    ]
+        for module in trunk.modules()
+    )
     scaling = getattr(config, "logits_scaling", None)
     scale = getattr(config, "logit_scale", None) or (1.0 / scaling if scaling else None)
     return BackboneFacts(
         normalized_embeddings=normalized,
-        adds_positions=bool(position_tables),
+        adds_positions=adds_positions,
         logit_softcap=getattr(config, "final_logit_softcapping", None) or None,
         logit_scale=None if scale in (None, 1.0) else float(scale),
         position_ids_from_ids=hasattr(type(embeddings), "create_position_ids_from_input_ids"),
@@ -114,9 +114,15 @@ class _NumberLanguageModel(NumberModelMixin, PreTrainedModel):
         self.language_model = language_model
         self.config.text_config = language_model.config  # one config: resizing updates what is saved
         self.facts = backbone_facts(language_model)
-        self.normalized_embeddings = self.facts.normalized_embeddings
-        self.adds_positions = self.facts.adds_positions
         self.post_init()
+
+    @property
+    def normalized_embeddings(self) -> bool:  # type: ignore[override]
+        return self.facts.normalized_embeddings
+
+    @property
+    def adds_positions(self) -> bool:  # type: ignore[override]
+        return self.facts.adds_positions
 
     @property
     def trunk(self) -> nn.Module:
@@ -160,7 +166,7 @@ class _NumberLanguageModel(NumberModelMixin, PreTrainedModel):
         plain = cls.auto_model_class.from_pretrained(folder, **({"gguf_file": gguf_file} if gguf_file else {}))
         if gguf_file is not None:
             plain.config.quantization_config = None
-            plain.hf_quantizer = getattr(plain, "hf_quantizer", None) and None
+            plain.hf_quantizer = None
             plain.is_quantized = False
         model = cls.from_language_model(plain, **fields)
         model.config.name_or_path = os.fspath(folder)

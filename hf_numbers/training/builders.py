@@ -79,9 +79,7 @@ def build_tokenizer(args: NumberTrainingArguments, dataset: DatasetDict) -> Any:
         )
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
-        add_bos = bos_choice(args.add_bos_token, tokenizer)
-        if add_bos is not None:
-            set_bos(tokenizer, add_bos, args.pretrained)
+        set_bos(tokenizer, args.add_bos_token, args.pretrained)
         return tokenizer
     return train_number_tokenizer(dataset["train"]["text"], args.backbone, args.vocab_size, **options)
 
@@ -104,12 +102,16 @@ def bos_choice(add_bos_token: bool | None, tokenizer: Any) -> bool | None:
     return None if tokenizer("1")["input_ids"][:1] == [tokenizer.bos_token_id] else True
 
 
-def set_bos(tokenizer: Any, add: bool, source: str) -> None:
-    """Make ``tokenizer`` start every text with its BOS token (``add``) or not, and check that it does.
+def set_bos(tokenizer: Any, add: bool | None, source: str) -> None:
+    """Make ``tokenizer`` start every text with its BOS token (``add``) or not, and check that it does; None: the
+    default of :func:`bos_choice`.
 
     Example:
         >>> set_bos(smollm2_tokenizer, True, "SmolLM2")  # doctest: +SKIP
     """
+    add = bos_choice(add, tokenizer)
+    if add is None:
+        return
     if add and tokenizer.bos_token_id is None:
         raise ValueError(f"add_bos_token: the tokenizer of {source} has no BOS token")
     tokenizer.add_bos_token = add  # transformers rebuilds the template, which tokenizer.json then keeps
@@ -199,9 +201,7 @@ def align_to_pretrained(args: NumberTrainingArguments, model: Any, tokenizer: An
                                                                  number_scheme="text")  # fmt: skip
     if teacher.pad_token is None:
         teacher.pad_token = teacher.eos_token
-    add_bos = bos_choice(args.add_bos_token, teacher)
-    if add_bos is not None:
-        set_bos(teacher, add_bos, args.pretrained)
+    set_bos(teacher, args.add_bos_token, args.pretrained)
     values = sorted({v for row in dataset["train"]["numbers"] for v in row})
     losses = align_number_module(model.to(device), tokenizer, teacher, values, args.align_steps,
                                  args.per_device_train_batch_size, args.align_learning_rate, args.seed)  # fmt: skip
