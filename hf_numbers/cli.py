@@ -37,7 +37,6 @@ from .evaluation import compute_number_metrics, evaluate_splits, format_metrics_
 from .modeling.hub_card import CARD_FILE
 from .strict_json import write_json
 from .training import NumberTrainingArguments, build_dataset, load_trained, run_training
-from .training.arguments import RENAMED
 from .training.loop import check_run
 from .training.model_card import model_card_from_run, run_folders
 from .training.run_folder import RunFolderInUseError
@@ -123,7 +122,7 @@ def _read_args_file(parser: HfArgumentParser, path: Path) -> None:
         parser.error(f"the arguments file {path} must hold a JSON object of argument names and values")
     unknown = sorted(set(values) - {f.name for f in fields(NumberTrainingArguments)})
     if unknown:
-        parser.error(f"{path}: unknown argument(s) {', '.join(unknown)}{renamed_hint(unknown, RENAMED)}")
+        parser.error(f"{path}: unknown argument(s) {', '.join(unknown)}{renamed_hint(unknown)}")
     parser.set_defaults(**values)
 
 
@@ -160,7 +159,7 @@ def parse_train_args(argv: Sequence[str], prog: str = "hf-numbers train") -> Num
     except ValueError as error:  # raised by NumberTrainingArguments.__post_init__
         parser.error(str(error))
     if unknown:
-        parser.error(f"unrecognized arguments: {' '.join(unknown)}{renamed_hint(unknown, RENAMED)}")
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}{renamed_hint(unknown)}")
     try:
         check_run(args)
     except ValueError as error:

@@ -19,37 +19,13 @@ from typing import Any
 from transformers import HfArgumentParser
 from transformers.hf_argparser import string_to_bool
 
-from .modeling import encoding_options
+from hf_numbers_launcher import OTHER_OPTIONS, TRAIN_OPTION_GROUPS
 
-TRAIN_OPTION_GROUPS: dict[str, tuple[str, ...]] = {
-    "task and data": ("task", "data_dir", "task_options", "train_size", "eval_size", "data_seed", "max_length",
-                      "completion_only", "text_only", "mlm_probability"),  # fmt: skip
-    "model": ("backbone", "number_encoding", "pretrained", "freeze_backbone", "hidden_size", "num_layers",
-              "num_heads", "dropout", "vocab_size", "number_loss_weight"),  # fmt: skip
-    "adapting a pretrained model": ("gguf_file", "add_bos_token", "number_token_init", "lora_r", "lora_alpha",
-                                    "lora_dropout", "lora_target_modules", "align_steps", "align_learning_rate",
-                                    "number_token_loss",
-                                    "number_token_loss_weight"),  # fmt: skip
-    "number encoding options (each used by the encoding it names)": (),  # every registered encoding's options
-    "training": ("max_steps", "per_device_train_batch_size", "gradient_accumulation_steps", "learning_rate",
-                 "number_learning_rate",
-                 "weight_decay", "warmup_steps", "min_lr_ratio", "max_grad_norm", "mixed_precision", "seed",
-                 "use_cpu", "gradient_checkpointing", "torch_compile", "fused_token_loss"),  # fmt: skip
-    "evaluation, logging and checkpoints": ("output_dir", "overwrite_output_dir", "eval_steps", "eval_few_shot",
-                                            "per_device_eval_batch_size", "logging_steps", "report_to",
-                                            "logging_dir", "run_name", "disable_tqdm", "save_steps",
-                                            "save_total_limit", "resume_from_checkpoint",
-                                            "allow_inexact_resume"),  # fmt: skip
-    "distributed training": ("fsdp", "fsdp_cpu_offload"),
-    "model card and Hub": ("license", "base_model", "push_to_hub", "hub_model_id", "hub_token", "hub_private_repo"),
-}
-"""The groups of ``hf-numbers train --help``, in order, and the fields each lists."""
-OTHER_OPTIONS = "other options"
+from .modeling import encoding_options
 
 _ROLE = re.compile(r":[a-z]+:`(~?)([^`]+)`")
 _MARKUP = re.compile(r"\*\*(.+?)\*\*|``(.+?)``|`([^`]+)`")
 _METAVARS = {int: "INT", float: "FLOAT", string_to_bool: "{true,false}"}
-
 
 def plain_text(text: str) -> str:
     """``text`` without rST roles, literals and Markdown code or bold.
@@ -61,10 +37,8 @@ def plain_text(text: str) -> str:
     text = _ROLE.sub(lambda match: match[2].rsplit(".", 1)[-1] if match[1] else match[2], text)
     return _MARKUP.sub(lambda match: next(group for group in match.groups() if group is not None), text)
 
-
 def _default_words(value: Any) -> str:
     return " ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
-
 
 class PlainHelpFormatter(argparse.HelpFormatter):
     """Plain help: no markup, each option's default once, an option named once (``--max_steps INT``)."""
@@ -85,7 +59,6 @@ class PlainHelpFormatter(argparse.HelpFormatter):
             action.option_strings = action.option_strings[:1]
         return super()._format_action_invocation(action)
 
-
 class PlainHelpParser(argparse.ArgumentParser):
     """An ``argparse`` parser with plain help (:class:`PlainHelpFormatter`) and no abbreviated flags."""
 
@@ -94,7 +67,6 @@ class PlainHelpParser(argparse.ArgumentParser):
 
     def format_help(self) -> str:
         return plain_text(super().format_help())
-
 
 class GroupedArgumentParser(PlainHelpParser, HfArgumentParser):
     """``HfArgumentParser`` of one dataclass with plain help, its fields in :data:`TRAIN_OPTION_GROUPS`."""

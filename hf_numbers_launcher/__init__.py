@@ -3,24 +3,24 @@
 ``import hf_numbers`` registers the configs, models and tokenizers with transformers' Auto classes, and
 transformers' ``register`` functions take the classes themselves, so importing anything of the package
 imports torch and the backbones' model classes (seconds). The console script ``hf-numbers`` therefore
-starts here, in a separate top-level package of the same distribution: :func:`main` answers the
-command's help (``hf-numbers``, ``hf-numbers --help``) and the usage errors it can tell from names alone
-(an unknown command; an unknown flag of a command) with the standard library only, and imports
+starts in a separate top-level package of the same distribution: :func:`hf_numbers_launcher.launch.main`
+answers the command's help (``hf-numbers``, ``hf-numbers --help``) and the usage errors it can tell from
+names alone (an unknown command; an unknown flag of a command) with the standard library only, and imports
 :mod:`hf_numbers.cli` (and so the registration) only to run a command or to show a command's own help,
 which lists the registries' tasks, backbones and encodings.
 
-The names it holds (:data:`COMMANDS`, :data:`OPTIONS`, :data:`RENAMED`) are copies of the commands' own
-(``hf_numbers.cli``'s parsers, ``hf_numbers.training.arguments.RENAMED``); ``tests/test_startup.py``
-checks that they are equal, and names what to change when they are not. The launcher refuses a flag
-only when its name is none of the command's options (so it never refuses what the command would
-take); every other check is the command's.
+This module declares what both sides read and imports nothing of ``hf_numbers``: the usage text, the
+commands, the train options' names in their help groups (:data:`TRAIN_OPTION_GROUPS`, which
+``NumberTrainingArguments`` checks its fields against), the renamed flags. The other commands' option names
+(:data:`OPTIONS`) are copies of their parsers', checked by ``tests/test_startup.py``. The launcher refuses a
+flag only when its name is none of the command's options (so it never refuses what the command would take);
+every other check is the command's.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import re
-import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -43,23 +43,35 @@ unknown, not --max_steps), so a mistyped flag cannot be taken for another."""
 COMMANDS = ("make-data", "train", "evaluate", "card", "demo")
 """The commands, in the order the help lists them (``hf_numbers.cli.COMMANDS``' keys)."""
 
-TRAIN_OPTIONS = (
-    "output_dir", "task", "data_dir", "task_options", "train_size", "eval_size", "data_seed", "max_length",
-    "completion_only", "text_only", "backbone", "number_encoding", "pretrained", "gguf_file", "add_bos_token",
-    "number_token_init",
-    "freeze_backbone", "lora_r", "lora_alpha", "lora_dropout", "lora_target_modules", "align_steps",
-    "align_learning_rate", "number_token_loss",
-    "number_token_loss_weight", "hidden_size", "num_layers", "num_heads", "dropout", "vocab_size",
-    "number_loss_weight", "mlm_probability", "max_steps", "per_device_train_batch_size", "per_device_eval_batch_size",
-    "gradient_accumulation_steps", "learning_rate", "number_learning_rate", "weight_decay", "warmup_steps",
-    "min_lr_ratio", "max_grad_norm",
-    "mixed_precision", "seed", "use_cpu", "gradient_checkpointing", "torch_compile", "fused_token_loss", "fsdp",
-    "fsdp_cpu_offload",
-    "eval_steps", "eval_few_shot", "logging_steps", "report_to", "logging_dir", "run_name", "save_steps",
-    "save_total_limit", "resume_from_checkpoint", "overwrite_output_dir", "allow_inexact_resume", "disable_tqdm",
-    "license", "base_model", "push_to_hub", "hub_model_id", "hub_token", "hub_private_repo",
-)  # fmt: skip
-"""The fields of ``NumberTrainingArguments`` other than the encodings' options."""
+TRAIN_OPTION_GROUPS: dict[str, tuple[str, ...]] = {
+    "task and data": ("task", "data_dir", "task_options", "train_size", "eval_size", "data_seed", "max_length",
+                      "completion_only", "text_only", "mlm_probability"),  # fmt: skip
+    "model": ("backbone", "number_encoding", "pretrained", "freeze_backbone", "hidden_size", "num_layers",
+              "num_heads", "dropout", "vocab_size", "number_loss_weight"),  # fmt: skip
+    "adapting a pretrained model": ("gguf_file", "add_bos_token", "number_token_init", "lora_r", "lora_alpha",
+                                    "lora_dropout", "lora_target_modules", "align_steps", "align_learning_rate",
+                                    "number_token_loss",
+                                    "number_token_loss_weight"),  # fmt: skip
+    "number encoding options (each used by the encoding it names)": (),  # every registered encoding's options
+    "training": ("max_steps", "per_device_train_batch_size", "gradient_accumulation_steps", "learning_rate",
+                 "number_learning_rate",
+                 "weight_decay", "warmup_steps", "min_lr_ratio", "max_grad_norm", "mixed_precision", "seed",
+                 "use_cpu", "gradient_checkpointing", "torch_compile", "fused_token_loss"),  # fmt: skip
+    "evaluation, logging and checkpoints": ("output_dir", "overwrite_output_dir", "eval_steps", "eval_few_shot",
+                                            "per_device_eval_batch_size", "logging_steps", "report_to",
+                                            "logging_dir", "run_name", "disable_tqdm", "save_steps",
+                                            "save_total_limit", "resume_from_checkpoint",
+                                            "allow_inexact_resume"),  # fmt: skip
+    "distributed training": ("fsdp", "fsdp_cpu_offload"),
+    "model card and Hub": ("license", "base_model", "push_to_hub", "hub_model_id", "hub_token", "hub_private_repo"),
+}
+"""The fields of ``NumberTrainingArguments`` other than the encodings' options, in the groups of
+``hf-numbers train --help`` (in order): the one list of the train options' names, read by the launcher (which
+refuses a flag that names none of them), the help's layout and ``NumberTrainingArguments`` (which refuses a field
+missing here)."""
+OTHER_OPTIONS = "other options"
+TRAIN_OPTIONS = tuple(name for names in TRAIN_OPTION_GROUPS.values() for name in names)
+"""Every name of :data:`TRAIN_OPTION_GROUPS`."""
 _OPTION_DECLARATION = re.compile(r'EncodingOption\(\s*"(\w+)"')
 
 
@@ -95,7 +107,7 @@ RENAMED = {
     "cpu": "use_cpu",
     "progress_bar": "disable_tqdm (inverted: `--progress_bar false` is `--disable_tqdm true`)",
 }
-"""Earlier train argument names and the names to use now (``hf_numbers.training.arguments.RENAMED``)."""
+"""Earlier train argument names and the names to use now (the old names are refused, naming the new)."""
 RENAMED_IN = ("train", "demo")
 """The commands whose flags :data:`RENAMED` names."""
 
@@ -121,7 +133,7 @@ def renamed_hint(names: Iterable[str], renamed: dict[str, str] = RENAMED) -> str
     return f" ({'; '.join(hints)})" if hints else ""
 
 
-def _flags(argv: Sequence[str]) -> list[str]:
+def flags_of(argv: Sequence[str]) -> list[str]:
     """The arguments ``argparse`` reads as flags: those starting with ``-``, up to a ``--``, other than ``-``,
     negative numbers and strings holding a space."""
     flags = []
@@ -140,32 +152,9 @@ def unknown_flags(command: str, argv: Sequence[str]) -> list[str]:
         >>> unknown_flags("train", ["--task", "lookup", "--max_step", "3", "--max-steps=3", "--learning_rate", "-1"])
         ['--max_step']
     """
-    names = {flag: flag.lstrip("-").partition("=")[0].replace("-", "_") for flag in _flags(argv)}
+    names = {flag: flag.lstrip("-").partition("=")[0].replace("-", "_") for flag in flags_of(argv)}
     unknown = [flag for flag, name in names.items() if name not in ("h", "help", *OPTIONS[command])]
     if unknown and OPTIONS[command] is TRAIN_OPTIONS:  # train's flags include the encodings' options
         encoding_options = encoding_option_names()
         unknown = [flag for flag in unknown if names[flag] not in encoding_options]
     return unknown
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point of the ``hf-numbers`` console script: its help and name errors here, the rest in
-    :func:`hf_numbers.cli.main`.
-
-    Example:
-        >>> main(["train", "--max_step", "3"])  # doctest: +SKIP
-    """
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] not in COMMANDS:
-        print(usage())
-        sys.exit(0 if argv and argv[0] in HELP_FLAGS else 2)
-    command, rest = argv[0], argv[1:]
-    unknown = unknown_flags(command, rest)
-    if unknown and not set(HELP_FLAGS) & set(_flags(rest)):  # argparse shows the help before it refuses a flag
-        hint = renamed_hint(unknown) if command in RENAMED_IN else ""
-        print(f"usage: hf-numbers {command} ... ('hf-numbers {command} --help' lists its arguments)\n"
-              f"hf-numbers {command}: error: unrecognized arguments: {' '.join(unknown)}{hint}", file=sys.stderr)
-        sys.exit(2)
-    from hf_numbers.cli import main as run_command  # imports hf_numbers: torch, transformers, the registration
-
-    run_command(argv)

@@ -20,8 +20,9 @@ from hf_numbers.cli import main as cli_main
 from hf_numbers.data import TASKS
 from hf_numbers.modeling import NUMBER_ENCODINGS
 from hf_numbers.training import NumberTrainingArguments, make_accelerator
-from hf_numbers.training.arguments import DEFAULTS, RENAMED
+from hf_numbers.training.arguments import DEFAULTS
 from hf_numbers.training.loop import resolve_mixed_precision
+from hf_numbers_launcher import RENAMED
 
 CHECKOUT_ENV = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1]))  # this checkout's hf_numbers
 

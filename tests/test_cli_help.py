@@ -8,16 +8,17 @@ from dataclasses import MISSING, fields
 import pytest
 
 import hf_numbers.cli
-import hf_numbers_launcher
 from hf_numbers.cli import COMMANDS
-from hf_numbers.cli_help import OTHER_OPTIONS, TRAIN_OPTION_GROUPS, plain_text
+from hf_numbers.cli_help import plain_text
 from hf_numbers.training import NumberTrainingArguments
+from hf_numbers_launcher import OTHER_OPTIONS, TRAIN_OPTION_GROUPS
+from hf_numbers_launcher.launch import main as launch
 
 MARKUP = re.compile(r"`|\*\*|:(?:class|func|meth|mod|data|attr|obj):")
 """rST roles and literals, Markdown code and bold."""
 
 
-def help_text(argv: list[str], capsys: pytest.CaptureFixture[str], main=hf_numbers_launcher.main) -> str:
+def help_text(argv: list[str], capsys: pytest.CaptureFixture[str], main=launch) -> str:
     """What ``hf-numbers <argv>`` prints (the console script's entry point, or ``main``) and exits 0 with."""
     with pytest.raises(SystemExit) as exit_info:
         main(argv)

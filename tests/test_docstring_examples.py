@@ -11,7 +11,7 @@ import pytest
 import hf_numbers
 
 MODULES = [*sorted(info.name for info in pkgutil.walk_packages(hf_numbers.__path__, "hf_numbers.")),
-           "hf_numbers_launcher"]  # the console script's entry point (its __main__ runs the command)  # fmt: skip
+           "hf_numbers_launcher", "hf_numbers_launcher.launch"]  # the console script's entry point  # fmt: skip
 
 
 @pytest.mark.parametrize("module_name", MODULES)

@@ -385,29 +385,8 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
             >>> out = model(input_ids=ids, input_numbers=nums, labels=ids)  # doctest: +SKIP
             >>> out.loss, out.token_loss, out.number_loss, out.number_predictions.shape  # doctest: +SKIP
         """
-        if input_ids is None or inputs_embeds is not None:
-            raise ValueError("number models take input_ids (number positions come from them), not inputs_embeds")
-        if labels is not None and not (isinstance(logits_to_keep, int) and logits_to_keep == 0):
-            raise ValueError("logits_to_keep cannot be combined with labels: the loss needs every position")
-        if not number_head and (labels is not None or not self.causal):
-            raise ValueError("number_head=False is for causal generation: without labels, on a causal LM")
-        if loss_only and labels is None:
-            raise ValueError("loss_only computes the loss alone: it needs labels")
-        embeds = self.get_input_embeddings()(input_ids)
-        if self.digit_values is not None:
-            self._check_digit_context(digit_context, kwargs)
-            embeds = self.digit_values(embeds, input_ids, digit_context)
-        numbers = None
-        if self.number_encoding is not None:  # a text encoding has none: its numbers are ordinary tokens
-            is_num = self.number_mask(input_ids)
-            numbers = checked_input_numbers(  # in the model's units from here on
-                input_ids, input_numbers, is_num, self.number_encoding, self.config.num_token_ids,
-                scaling=None if scaled_numbers else self.number_scaling,
-            )
-            if self._embeds_after_norm:  # the embedding module's hook applies the encoding to its normalised output
-                self._numbers_after_norm = (numbers, is_num)
-            else:
-                embeds = self.number_encoding.embed(embeds, numbers, is_num)
+        self._check_forward_arguments(input_ids, inputs_embeds, labels, logits_to_keep, number_head, loss_only)
+        embeds, numbers = self._number_embeddings(input_ids, input_numbers, scaled_numbers, digit_context, kwargs)
         backbone_kwargs = {"use_cache": use_cache} if self.causal else {}
         if token_type_ids is not None:  # only when given: Llama and ModernBERT have no token types
             backbone_kwargs["token_type_ids"] = token_type_ids
@@ -422,11 +401,12 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         finally:
             self._numbers_after_norm = None
         hidden_states = slice_logits_to_keep(outputs.last_hidden_state, logits_to_keep)
-        causal = {CACHE_NAME: getattr(outputs, CACHE_NAME)} if self.causal else {}
+        extra = {CACHE_NAME: getattr(outputs, CACHE_NAME)} if self.causal else {}
+        extra.update(hidden_states=outputs.hidden_states, attentions=outputs.attentions)
         if loss_only:
-            losses = self._losses(hidden_states, labels, number_labels, numbers, scaled_numbers, trunk_logits)
-            return self.output_class(**losses, **causal, hidden_states=outputs.hidden_states,
-                                     attentions=outputs.attentions)
+            return self.output_class(
+                **self._losses(hidden_states, labels, number_labels, numbers, scaled_numbers, trunk_logits), **extra
+            )
         logits = self._token_logits(hidden_states) if trunk_logits is None else trunk_logits
         losses = dict.fromkeys(("loss", "token_loss", "number_loss"))
         head_output = number_predictions = None
@@ -437,15 +417,47 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         if labels is not None:
             losses = self._losses(hidden_states, labels, number_labels, numbers, scaled_numbers, logits, head_output)
         if not number_head:
-            causal["head_hidden_states"] = hidden_states
-        return self.output_class(
-            **losses,
-            logits=logits,
-            number_predictions=number_predictions,
-            **causal,
-            hidden_states=outputs.hidden_states,
-            attentions=outputs.attentions,
-        )
+            extra["head_hidden_states"] = hidden_states
+        return self.output_class(**losses, logits=logits, number_predictions=number_predictions, **extra)
+
+    def _check_forward_arguments(
+        self, input_ids: Any, inputs_embeds: Any, labels: Any, logits_to_keep: Any, number_head: bool, loss_only: bool
+    ) -> None:
+        """Refuse the combinations of :meth:`forward`'s arguments that have no meaning, before any work."""
+        if input_ids is None or inputs_embeds is not None:
+            raise ValueError("number models take input_ids (number positions come from them), not inputs_embeds")
+        if labels is not None and not (isinstance(logits_to_keep, int) and logits_to_keep == 0):
+            raise ValueError("logits_to_keep cannot be combined with labels: the loss needs every position")
+        if not number_head and (labels is not None or not self.causal):
+            raise ValueError("number_head=False is for causal generation: without labels, on a causal LM")
+        if loss_only and labels is None:
+            raise ValueError("loss_only computes the loss alone: it needs labels")
+
+    def _number_embeddings(
+        self,
+        input_ids: torch.Tensor,
+        input_numbers: torch.Tensor | None,
+        scaled_numbers: bool,
+        digit_context: torch.Tensor | None,
+        kwargs: dict[str, Any],
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The token embeddings with the numbers in them (the digits' values, or the encoding at number tokens),
+        and the checked input numbers in the model's units (None for a text encoding)."""
+        embeds = self.get_input_embeddings()(input_ids)
+        if self.digit_values is not None:
+            self._check_digit_context(digit_context, kwargs)
+            embeds = self.digit_values(embeds, input_ids, digit_context)
+        if self.number_encoding is None:  # a text encoding: its numbers are ordinary tokens
+            return embeds, None
+        is_num = self.number_mask(input_ids)
+        numbers = checked_input_numbers(
+            input_ids, input_numbers, is_num, self.number_encoding, self.config.num_token_ids,
+            scaling=None if scaled_numbers else self.number_scaling,
+        )  # fmt: skip
+        if self._embeds_after_norm:  # the embedding module's hook applies the encoding to its normalised output
+            self._numbers_after_norm = (numbers, is_num)
+            return embeds, numbers
+        return self.number_encoding.embed(embeds, numbers, is_num), numbers
 
 
 # transformers reads the signature of a registered (remote-code) model's forward at every generation step;

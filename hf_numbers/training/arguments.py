@@ -15,7 +15,7 @@ Example:
 
 Names follow ``transformers.TrainingArguments`` where the meaning is the same
 (``per_device_train_batch_size``, ``use_cpu``, ``disable_tqdm``, ``report_to``, ``logging_steps``...);
-:data:`RENAMED` lists the earlier names, which ``hf-numbers train`` answers with the new one.
+``hf_numbers_launcher.RENAMED`` lists the earlier names, which ``hf-numbers train`` answers with the new one.
 """
 
 from __future__ import annotations
@@ -23,13 +23,15 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from accelerate.tracking import get_available_trackers
 from accelerate.utils import LoggerType
 from huggingface_hub.utils import validate_repo_id
+
+from hf_numbers_launcher import TRAIN_OPTION_GROUPS
 
 from ..data.loading import parse_task_options, task_name
 from ..data.tasks import TASKS, check_task_options
@@ -39,6 +41,7 @@ from ..modeling import (
     NUMBER_TOKEN_INITS,
     BackboneSpec,
     add_option_fields,
+    encoding_options,
     get_backbone,
     get_encoding,
 )
@@ -49,13 +52,6 @@ NUMBER_TOKEN_LOSSES = ("none", "ntl")
 """``--number_token_loss`` values: none, or the number-token loss (``ntloss.NTLoss``) for text encodings."""
 TRACKERS = ("none", *LoggerType.list())
 """``--report_to`` values: Accelerate's trackers, ``all`` (those installed) and ``none``."""
-
-RENAMED = {
-    "per_device_batch_size": "per_device_train_batch_size",
-    "cpu": "use_cpu",
-    "progress_bar": "disable_tqdm (inverted: `--progress_bar false` is `--disable_tqdm true`)",
-}
-"""Earlier argument names and their ``TrainingArguments`` names (the old names are not accepted)."""
 
 DEFAULTS: dict[str, Any] = {
     "train_size": 4000,
@@ -547,6 +543,19 @@ class NumberTrainingArguments:
     def causal(self) -> bool:
         """Whether the backbone is a causal LM rather than a masked LM."""
         return self.backbone_spec.causal
+
+
+def _check_declared(cls: type) -> None:
+    """Every field of ``cls`` is in ``hf_numbers_launcher.TRAIN_OPTION_GROUPS`` or an encoding's option: the launcher
+    refuses a flag it does not declare, so a field missing there could never be set from the command line."""
+    encodings = {option.name for option in encoding_options()}
+    declared = {name for names in TRAIN_OPTION_GROUPS.values() for name in names}
+    missing = [f.name for f in fields(cls) if f.name not in declared | encodings]
+    if missing:
+        raise TypeError(f"{cls.__name__} fields {missing} are in no group of hf_numbers_launcher.TRAIN_OPTION_GROUPS")
+
+
+_check_declared(NumberTrainingArguments)
 
 
 def _has_module(encoding: str) -> bool:
