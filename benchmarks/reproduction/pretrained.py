@@ -35,6 +35,9 @@ BUDGET = ("--max_steps", "400", "--per_device_train_batch_size", "16", "--train_
 LORA = ("--lora_r", "16", "--learning_rate", "1e-3")
 FULL = ("--learning_rate", "1e-4")
 NTL = ("--number_token_loss", "ntl")
+NO_NTL = ("--number_token_loss", "none")
+"""The set-ups without :data:`NTL` (``--pretrained``'s default for digit-writing encodings since 2026-11-28;
+rows recorded before ran without the flag, meaning the same)."""
 UNITS_FIRST = ("--text_digit_order", "units_first")
 """Every number's digits given to the model units first (``1250`` as ``0521``), turned back when decoded."""
 BOS = ("--add_bos_token", "true")
@@ -110,7 +113,8 @@ def pretrained_rows() -> list[Row]:
     rows = []
     for task, (task_argv, _, _) in TASKS.items():
         for setup, (setup_argv, _) in SETUPS.items():
-            argv = (*task_argv, *source, *BUDGET, *setup_argv, *(() if BOS[0] in setup_argv else NO_BOS))
+            argv = (*task_argv, *source, *BUDGET, *setup_argv, *(() if BOS[0] in setup_argv else NO_BOS),
+                    *(() if NTL[0] in setup_argv else NO_NTL))
             rows.append(Row(f"{task}-{setup}", argv, {"task": task, "setup": setup}, trainable_parameters))
             if setup in SEEDED:
                 cell = {"task": task, "setup": setup, "seed": 2}

@@ -72,6 +72,13 @@ DEFAULTS: dict[str, Any] = {
 """The value of each task-recommendable field when neither the flag nor the task sets it."""
 
 
+PRETRAINED_RECIPE = {"number_encoding": "digits", "number_token_loss": "ntl"}
+"""How ``--pretrained`` adapts a causal LM unless told otherwise (with ``--add_bos_token``'s default): value-aware
+digits and the number-token loss, the pretrained suite's first set-up (SmolLM2 + LoRA, training seeds 0 / 2: 6-digit
+addition 74.2% / 73.8% exact against 70.6% / 70.2% for its own digit tokens + NTL and 0% for xVal; 3-digit
+multiplication 34.8% / 33.6% within 1% against 34.6% / 36.8%, within the seeds' spread; docs/pretrained.md)."""
+
+
 def backbone_of_folder(folder: str, gguf_file: str | None = None) -> str | None:
     """The backbone of a pretrained checkpoint: its config's model type (a table row, or held by composition);
     None where the folder has no config to read (loading it then says what is missing).
@@ -182,7 +189,14 @@ class NumberTrainingArguments:
             "distilbert, ...: held by composition); with --pretrained and no --backbone, the folder's model type.",
         ),
     )
-    number_encoding: str = field(default="xval", metadata={"help": f"One of {', '.join(NUMBER_ENCODINGS)}."})
+    number_encoding: str | None = field(
+        default=None,
+        metadata={
+            "help": f"One of {', '.join(NUMBER_ENCODINGS)}; default: digits where --pretrained is a causal LM (its "
+            "own digit tokens plus their values: the pretrained suite's first set-up, docs/pretrained.md), "
+            "else xval."
+        },
+    )
     pretrained: str | None = field(
         default=None,
         metadata={
@@ -232,11 +246,12 @@ class NumberTrainingArguments:
         },
     )
     align_learning_rate: float = field(default=1e-3, metadata={"help": "Learning rate of the --align_steps."})
-    number_token_loss: str = field(
-        default="none",
+    number_token_loss: str | None = field(
+        default=None,
         metadata={
             "help": "none, or ntl: the number-token loss of Zausinger et al. (the ntloss package) on the digit "
-            "tokens of a text encoding, added to the token loss and reported as the number loss."
+            "tokens of a text encoding, added to the token loss and reported as the number loss; default: ntl where "
+            "--pretrained is a causal LM and the encoding writes digits (text, digits), else none."
         },
     )
     number_token_loss_weight: float = field(
@@ -421,7 +436,8 @@ class NumberTrainingArguments:
         if self.backbone is None and self.pretrained:  # else the task's recommendation, or the default
             self.backbone = backbone_of_folder(self.pretrained, self.gguf_file)
         self._fill_recommended()
-        get_backbone(self.backbone)  # a ValueError listing the known backbones
+        causal = get_backbone(self.backbone).causal  # a ValueError listing the known backbones
+        self._fill_encoding_defaults(adapting=bool(self.pretrained) and causal)
         get_encoding(self.number_encoding)  # and the registered encodings
         if self.per_device_eval_batch_size is None:
             self.per_device_eval_batch_size = self.per_device_train_batch_size
@@ -510,6 +526,16 @@ class NumberTrainingArguments:
         """The task's name: the one ``make-data`` recorded next to ``data_dir``, else ``task``."""
         return task_name(self.task, self.data_dir)
 
+    def _fill_encoding_defaults(self, adapting: bool) -> None:
+        """``number_encoding`` and ``number_token_loss`` where not given: :data:`PRETRAINED_RECIPE` when ``adapting``
+        a ``--pretrained`` causal LM (``ntl`` only where the encoding writes digits), else xval and none."""
+        if self.number_encoding is None:
+            self.number_encoding = PRETRAINED_RECIPE["number_encoding"] if adapting else "xval"
+        if self.number_token_loss is None:
+            self.number_token_loss = "none"
+            if adapting and _writes_own_digits(self.number_encoding):
+                self.number_token_loss = PRETRAINED_RECIPE["number_token_loss"]
+
     def _fill_recommended(self) -> None:
         """Fill every ``None`` field from the task's recommendation, else from :data:`DEFAULTS`.
 
@@ -560,6 +586,11 @@ _check_declared(NumberTrainingArguments)
 
 def _has_module(encoding: str) -> bool:
     return get_encoding(encoding).has_number_module
+
+
+def _writes_own_digits(encoding: str) -> bool:
+    """The encoding leaves numbers to the backbone's own digit tokens (``text``, ``digits``; not a text scheme's)."""
+    return encoding in NUMBER_ENCODINGS and get_encoding(encoding).tokenizer_options({}).get("number_scheme") == "text"
 
 
 CHOICES = {"mixed_precision": PRECISIONS, "number_token_init": NUMBER_TOKEN_INITS,
