@@ -27,6 +27,7 @@ _ROLE = re.compile(r":[a-z]+:`(~?)([^`]+)`")
 _MARKUP = re.compile(r"\*\*(.+?)\*\*|``(.+?)``|`([^`]+)`")
 _METAVARS = {int: "INT", float: "FLOAT", string_to_bool: "{true,false}"}
 
+
 def plain_text(text: str) -> str:
     """``text`` without rST roles, literals and Markdown code or bold.
 
@@ -37,8 +38,10 @@ def plain_text(text: str) -> str:
     text = _ROLE.sub(lambda match: match[2].rsplit(".", 1)[-1] if match[1] else match[2], text)
     return _MARKUP.sub(lambda match: next(group for group in match.groups() if group is not None), text)
 
+
 def _default_words(value: Any) -> str:
     return " ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+
 
 class PlainHelpFormatter(argparse.HelpFormatter):
     """Plain help: no markup, each option's default once, an option named once (``--max_steps INT``)."""
@@ -59,6 +62,7 @@ class PlainHelpFormatter(argparse.HelpFormatter):
             action.option_strings = action.option_strings[:1]
         return super()._format_action_invocation(action)
 
+
 class PlainHelpParser(argparse.ArgumentParser):
     """An ``argparse`` parser with plain help (:class:`PlainHelpFormatter`) and no abbreviated flags."""
 
@@ -67,6 +71,7 @@ class PlainHelpParser(argparse.ArgumentParser):
 
     def format_help(self) -> str:
         return plain_text(super().format_help())
+
 
 class GroupedArgumentParser(PlainHelpParser, HfArgumentParser):
     """``HfArgumentParser`` of one dataclass with plain help, its fields in :data:`TRAIN_OPTION_GROUPS`."""
