@@ -142,15 +142,16 @@ def test_every_encoding_runs_on_every_zoo_type(name: str, encoding: str, saved_z
         assert torch.equal(reloaded(**batch).logits, torch.tensor(logits))  # the same machine, the same computation
 
 
-def _with_remote_code(name: str, encoding: str) -> bool:
-    """The pairs loaded with their own code: every type with xVal, every encoding on a causal and a masked type (all
-    121 pairs take 80 s here, 33 take 20; every pair reloads with hf_numbers above)."""
-    return encoding == "xval" or name in (CAUSAL_ZOO[0], MASKED_ZOO[0])
+REMOTE_CODE_PAIRS = {(name, ENCODINGS[0]) for name in ZOO} | {
+    (name, encoding) for name in (CAUSAL_ZOO[0], MASKED_ZOO[0]) for encoding in EVERY_ENCODING
+}
+"""The pairs loaded with their own code: every type with one encoding, every encoding on a causal and a masked type
+(all 121 pairs take 80 s here, these 33 take 20; every pair reloads with hf_numbers above)."""
 
 
 def test_zoo_checkpoints_load_with_their_own_code_without_hf_numbers(saved_zoo, tmp_path: Path) -> None:
     """The Hub rule for composed backbones: config, model and tokenizer from the checkpoint's code."""
-    checked = {key: saved for key, saved in saved_zoo.items() if _with_remote_code(*key)}
+    checked = {key: saved for key, saved in saved_zoo.items() if key in REMOTE_CODE_PAIRS}
     folders = {f"{name} {encoding}": str(folder) for (name, encoding), (folder, _) in checked.items()}
     script = textwrap.dedent(
         f"""
