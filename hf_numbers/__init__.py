@@ -1,5 +1,5 @@
-"""hf_numbers: number-aware language models for Hugging Face transformers (GPT-2, BERT, RoBERTa, Llama and
-ModernBERT by their own classes; any other causal or masked LM of transformers by composition).
+"""hf_numbers: number-aware language models for Hugging Face transformers (BERT, RoBERTa, Llama and ModernBERT by
+their own classes; GPT-2 and any other causal or masked LM of transformers by composition).
 
 Importing the package registers its configs, models and tokenizers with the Auto classes,
 so ``AutoTokenizer`` / ``AutoConfig`` / ``AutoModel*`` ``.from_pretrained`` return them, and its

@@ -90,6 +90,21 @@ def tiny_model(backbone: str, encoding: str, seed: int = 0, **overrides):
     return MODEL_CLASSES[backbone](tiny_config(backbone, encoding, **overrides))
 
 
+def backbone_config(model):
+    """The config of the plain transformers model under ``model``: the one it holds (``text_config``), or its own."""
+    return getattr(model.config, "text_config", None) or model.config
+
+
+def backbone_state(model) -> dict[str, torch.Tensor]:
+    """The weights of the plain transformers model under ``model``, named as that model names them: the language
+    model a composed number model holds, or everything but the number modules of one that extends its class."""
+    held = getattr(model, "language_model", None)
+    if held is not None:
+        return held.state_dict()
+    modules = ("number_encoding.", "digit_values.")
+    return {name: value for name, value in model.state_dict().items() if not name.startswith(modules)}
+
+
 def random_batch(backbone: str, seed: int = 0, batch: int = 3, length: int = 12) -> dict[str, torch.Tensor]:
     """Random ids with number tokens (positive, negative and zero values) and the backbone's labels.
 

@@ -14,6 +14,7 @@ from model_helpers import (
     MASKED,
     NUM_IDS,
     PAD_ID,
+    backbone_state,
     inputs_only,
     one_thread,
     random_batch,
@@ -183,7 +184,7 @@ def test_plain_gpt2_checkpoint_to_generated_text(plain_tokenizer_dirs: dict[str,
     GPT2LMHeadModel(GPT2Config(n_embd=32, n_layer=2, n_head=2, vocab_size=plain_vocab)).save_pretrained(tmp_path)
     plain = GPT2LMHeadModel.from_pretrained(tmp_path)
     model = NumberGPT2ForCausalLM.from_pretrained_backbone(tmp_path, tokenizer, number_encoding="fone").eval()
-    state = model.state_dict()
+    state = backbone_state(model)
     for name, weight in plain.state_dict().items():
         assert torch.equal(state[name][: weight.shape[0]], weight), name
     digit_proj = model.number_encoding.digit_proj.weight  # new parameters get their own initialisation

@@ -90,7 +90,7 @@ def test_xval_accepts_what_float32_carries_in_inputs_and_labels() -> None:
 
     # the embedding's limit: |x| * ||e_[NUM]|| within sqrt(float32 max), or a LayerNorm's sum of squares overflows
     with torch.no_grad():
-        model.transformer.wte.weight[NUM_IDS["gpt2"][0]] = 1e3
+        model.get_input_embeddings().weight[NUM_IDS["gpt2"][0]] = 1e3
     with pytest.raises(ValueError, match=r"holds 4e\+18 .*embedding \(norm 5657\) .*\|x\| <= 3\.261e\+15"):
         model(input_ids=ids, input_numbers=numbers(4e18))
 

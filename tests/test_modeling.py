@@ -22,6 +22,8 @@ from model_helpers import (
     NUM_IDS,
     TEXT_MATRIX,
     VOCAB,
+    backbone_config,
+    backbone_state,
     inputs_only,
     one_thread,
     random_batch,
@@ -264,9 +266,8 @@ def test_number_positions_come_from_ids_not_values(backbone: str) -> None:
 @pytest.mark.parametrize("backbone", BACKBONES)
 def test_matches_the_plain_backbone_without_numbers(backbone: str) -> None:
     model = tiny_model(backbone, "float").eval()
-    plain = BACKBONES[backbone].plain_model_class(tiny_config(backbone, "float")).eval()
-    backbone_state = {k: v for k, v in model.state_dict().items() if not k.startswith("number_encoding.")}
-    plain.load_state_dict(backbone_state, strict=True)
+    plain = BACKBONES[backbone].plain_model_class(backbone_config(model)).eval()
+    plain.load_state_dict(backbone_state(model), strict=True)
     ids = torch.randint(5, 98, (2, 9))
     with torch.no_grad():
         assert torch.allclose(model(input_ids=ids).logits, plain(input_ids=ids).logits, atol=1e-6)
@@ -444,7 +445,7 @@ def test_plain_checkpoint_adapts_with_a_frozen_trunk(backbone: str, encoding: st
     plain = spec.plain_model_class.from_pretrained(path)
     model = spec.model_class.from_pretrained_backbone(path, tokenizer, number_encoding=encoding, freeze_backbone=True)
     assert model.config.vocab_size == len(tokenizer) == plain.config.vocab_size + len(tokenizer.num_token_ids)
-    state = model.state_dict()
+    state = backbone_state(model)
     for name, weight in plain.state_dict().items():
         assert torch.equal(state[name][: weight.shape[0]] if state[name].shape != weight.shape else state[name], weight)
     prefix = f"{model.base_model_prefix}."

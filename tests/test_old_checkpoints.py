@@ -167,3 +167,27 @@ def test_an_old_checkpoint_loads_with_its_own_code_without_hf_numbers(name: str,
 
 if __name__ == "__main__":
     save_old_checkpoints()
+
+
+def test_a_gpt2_checkpoint_saved_before_composition_loads_with_its_outputs(tmp_path: Path) -> None:
+    """Before GPT-2 was held by composition its config.json held GPT-2's fields flat and its weights sat under
+    ``transformer.`` and ``lm_head.``: such a folder (made here from a composed one, so that both run on this
+    machine) loads into ``NumberGPT2ForCausalLM`` with the same outputs, bit for bit."""
+    from model_helpers import random_batch, tiny_model
+
+    model = tiny_model("gpt2", "fone").eval()
+    model.save_pretrained(tmp_path)
+    config = json.loads((tmp_path / "config.json").read_text())
+    config |= config.pop("text_config") | {"model_type": "number_gpt2"}  # GPT-2's fields flat, as they were
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    weights = load_file(tmp_path / "model.safetensors")
+    save_file({name.removeprefix("language_model."): tensor for name, tensor in weights.items()},
+              tmp_path / "model.safetensors", metadata={"format": "pt"})  # fmt: skip
+    assert any(name.startswith("transformer.") for name in load_file(tmp_path / "model.safetensors"))
+    loaded, info = hf_numbers.NumberGPT2ForCausalLM.from_pretrained(tmp_path, output_loading_info=True)
+    assert not info["missing_keys"] and not info["unexpected_keys"], info
+    batch = {key: value for key, value in random_batch("gpt2").items() if key in ("input_ids", "input_numbers")}
+    with torch.no_grad():
+        assert torch.equal(loaded.eval()(**batch).logits, model(**batch).logits)
+    assert loaded.config.n_embd == model.config.n_embd
+    assert type(loaded.config.text_config) is type(model.config.text_config)

@@ -22,6 +22,8 @@ from model_helpers import (
     TEXT_ENCODINGS,
     TEXT_MATRIX,
     VOCAB,
+    backbone_config,
+    backbone_state,
     one_thread,
     tiny_config,
     tiny_model,
@@ -87,8 +89,9 @@ def test_the_text_baseline_and_every_number_scheme_are_registered() -> None:
 def test_no_number_module_and_the_token_loss_only(backbone: str, encoding: str) -> None:
     model = tiny_model(backbone, encoding)
     assert model.number_encoding is None
-    plain = BACKBONES[backbone].plain_model_class(model.config)
-    plain.load_state_dict(model.state_dict())  # strict: exactly the backbone's parameters, nothing more
+    plain = BACKBONES[backbone].plain_model_class(backbone_config(model))
+    plain.load_state_dict(backbone_state(model))  # strict: exactly the backbone's parameters,
+    assert len(backbone_state(model)) == len(model.state_dict())  # nothing more
     batch = token_batch(backbone)
     out = model(**batch, input_numbers=torch.full(batch["input_ids"].shape, 7.5, dtype=torch.float64))
     assert out.number_predictions is None and out.number_loss == 0
@@ -127,8 +130,8 @@ def test_save_load_and_auto_model(backbone: str, encoding: str, tmp_path: Path) 
 @pytest.mark.parametrize("backbone", CAUSAL)
 def test_generate_is_transformers_own(backbone: str) -> None:
     model = tiny_model(backbone, "p10").eval()
-    plain = BACKBONES[backbone].plain_model_class(model.config).eval()
-    plain.load_state_dict(model.state_dict())
+    plain = BACKBONES[backbone].plain_model_class(backbone_config(model)).eval()
+    plain.load_state_dict(backbone_state(model))
     ids = torch.tensor([[1, 5, 6, 7], [5, 8, 9, 10]])
     mask = torch.tensor([[0, 1, 1, 1], [1, 1, 1, 1]])
     options = {"max_new_tokens": 5, "do_sample": False, "pad_token_id": 1}

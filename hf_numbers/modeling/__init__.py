@@ -22,11 +22,11 @@ from .composed_backbones import ZOO, ComposedBackboneSpec, composable_model_type
 from .configuration_number import (
     NumberBertConfig,
     NumberConfigFields,
-    NumberGPT2Config,
     NumberLlamaConfig,
     NumberModernBertConfig,
     NumberRobertaConfig,
 )
+from .configuration_number_families import NumberGPT2Config
 from .configuration_number_lm import NumberCausalLMConfig, NumberMaskedLMConfig
 from .encoding_base import EncodingOption, NumberEncoding
 from .encoding_exponent import ExponentEncoding

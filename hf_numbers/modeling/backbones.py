@@ -16,13 +16,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
 from .configuration_number import (
     NumberBertConfig,
-    NumberGPT2Config,
     NumberLlamaConfig,
     NumberModernBertConfig,
     NumberRobertaConfig,
 )
+from .configuration_number_families import NumberGPT2Config
 from .modeling_number import NumberBertForMaskedLM, NumberGPT2ForCausalLM, NumberRobertaForMaskedLM
 from .modeling_number_llama import NumberLlamaForCausalLM
 from .modeling_number_modernbert import NumberModernBertForMaskedLM
@@ -135,12 +137,16 @@ class BackboneSpec:
 
     @property
     def plain_config_class(self) -> type:
-        """The transformers config the number config extends."""
-        return _transformers_base(self.config_class)
+        """The transformers config the number config extends, or holds as ``text_config``."""
+        held = getattr(self.config_class, "text_model_type", None)
+        return CONFIG_MAPPING[held] if held else _transformers_base(self.config_class)
 
     @property
     def plain_model_class(self) -> type:
-        """The transformers model the number model extends (plain checkpoints load into both)."""
+        """The transformers model the number model extends, or holds (plain checkpoints load into both)."""
+        auto_class = getattr(self.model_class, "auto_model_class", None)
+        if auto_class is not None:
+            return auto_class._model_mapping[self.plain_config_class]
         return _transformers_base(self.model_class)
 
     @property

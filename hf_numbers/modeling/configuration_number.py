@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from huggingface_hub.dataclasses import strict
-from transformers import BertConfig, GPT2Config, LlamaConfig, ModernBertConfig, PreTrainedConfig, RobertaConfig
+from transformers import BertConfig, LlamaConfig, ModernBertConfig, PreTrainedConfig, RobertaConfig
 
 from .checks import check_saved_config
 from .encoding_config import coerce_option, encoding_option, option_owners, options_in_sub_dict, own_options
@@ -202,26 +202,6 @@ def _checked_from_dict(cls: type, config_dict: dict[str, Any], **kwargs: Any) ->
 
 
 @strict
-class NumberGPT2Config(GPT2Config, NumberConfigFields):
-    """GPT-2 config with number fields (see :class:`NumberConfigFields`).
-
-    Example:
-        >>> from hf_numbers import NumberGPT2Config
-        >>> config = NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, number_encoding="fone")
-        >>> config.model_type
-        'number_gpt2'
-    """
-
-    model_type = "number_gpt2"
-    tokenizer_token_ids = {"pad_token_id": "pad_token_id", "bos_token_id": "eos_token_id",
-                           "eos_token_id": "eos_token_id"}
-
-    def __post_init__(self, **kwargs):
-        super().__post_init__(**kwargs)
-        self._validate_number_fields()
-
-
-@strict
 class NumberBertConfig(BertConfig, NumberConfigFields):
     """BERT config with number fields (see :class:`NumberConfigFields`).
 
@@ -299,7 +279,6 @@ class NumberModernBertConfig(ModernBertConfig, NumberConfigFields):
 __all__ = [
     "NumberBertConfig",
     "NumberConfigFields",
-    "NumberGPT2Config",
     "NumberLlamaConfig",
     "NumberModernBertConfig",
     "NumberRobertaConfig",

@@ -1,9 +1,10 @@
 """Number-aware GPT-2, BERT and RoBERTa.
 
-``NumberGPT2ForCausalLM``, ``NumberBertForMaskedLM`` and ``NumberRobertaForMaskedLM`` subclass
-transformers' own classes, so plain checkpoints load into them and reuse every weight. What they
-share is :class:`NumberModelMixin` (``modeling_number_base.py``); a class here adds only its
-backbone's token head and, for RoBERTa, its position ids.
+``NumberGPT2ForCausalLM`` holds a ``GPT2LMHeadModel`` by composition (``NumberForCausalLM``);
+``NumberBertForMaskedLM`` and ``NumberRobertaForMaskedLM`` subclass transformers' own classes, so plain
+checkpoints load into them and reuse every weight. What they share is :class:`NumberModelMixin`
+(``modeling_number_base.py``); a class here adds only its backbone's token head and, for RoBERTa, its
+position ids.
 
 Example:
     >>> tokenizer = NumberGPT2Tokenizer.from_pretrained("path/to/gpt2")  # doctest: +SKIP
@@ -14,12 +15,14 @@ Example:
 from __future__ import annotations
 
 import torch
-from transformers import BertForMaskedLM, GPT2LMHeadModel, RobertaForMaskedLM
+from transformers import BertForMaskedLM, RobertaForMaskedLM
 from transformers.models.roberta.modeling_roberta import RobertaEmbeddings
 
-from .configuration_number import NumberBertConfig, NumberGPT2Config, NumberRobertaConfig
-from .generation_number import NumberFillMaskMixin, NumberGenerationMixin
+from .configuration_number import NumberBertConfig, NumberRobertaConfig
+from .configuration_number_families import NumberGPT2Config
+from .generation_number import NumberFillMaskMixin
 from .modeling_number_base import NumberModelMixin
+from .modeling_number_lm import NumberForCausalLM
 from .modeling_outputs import NumberCausalLMOutput, NumberMaskedLMOutput
 
 __all__ = [
@@ -32,8 +35,10 @@ __all__ = [
 ]
 
 
-class NumberGPT2ForCausalLM(NumberGenerationMixin, NumberModelMixin, GPT2LMHeadModel):
-    """GPT-2 with a number encoding and number head; ``generate`` also returns the numbers.
+class NumberGPT2ForCausalLM(NumberForCausalLM):
+    """GPT-2 with a number encoding and number head, held by composition (``self.language_model``, a
+    ``GPT2LMHeadModel``); ``generate`` also returns the numbers. Checkpoints saved before composition (weights under
+    ``transformer.`` and ``lm_head.``) load as they are.
 
     Example:
         >>> config = NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, vocab_size=100, bos_token_id=0, eos_token_id=0,
@@ -47,11 +52,7 @@ class NumberGPT2ForCausalLM(NumberGenerationMixin, NumberModelMixin, GPT2LMHeadM
     """
 
     config_class = NumberGPT2Config
-    causal = True
-    output_class = NumberCausalLMOutput
-
-    def _token_logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        return self.lm_head(hidden_states)
+    legacy_prefixes = ("transformer", "lm_head")
 
 
 class NumberBertForMaskedLM(NumberFillMaskMixin, NumberModelMixin, BertForMaskedLM):

@@ -97,6 +97,17 @@ class _NumberLanguageModel(NumberModelMixin, PreTrainedModel):
     _supports_flash_attn = True
     _supports_flex_attn = True
 
+    legacy_prefixes: tuple[str, ...] = ()
+    """The language model's top-level modules, under which checkpoints saved before composition hold its weights
+    (GPT-2's ``transformer`` and ``lm_head``): loading renames them under ``language_model.``."""
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path: Any, *args: Any, **kwargs: Any) -> Any:
+        if cls.legacy_prefixes:
+            prefixes = "|".join(cls.legacy_prefixes)
+            kwargs.setdefault("key_mapping", {rf"^({prefixes})\.": r"language_model.\1."})
+        return super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
+
     def __init__(self, config: Any, language_model: PreTrainedModel | None = None):
         super().__init__(config)
         if language_model is None:

@@ -1,0 +1,88 @@
+"""The configs of the families hf_numbers named before any model type could be held by composition, now held by it.
+
+``NumberGPT2Config`` is a composed config (its language model's config kept whole as ``text_config``, as for any
+model type) under the model type its checkpoints were saved with (``number_gpt2``), so they load as they are. It
+also takes the family's own fields flat, as the config.json files written before hold them and as code written
+for them passes them (``NumberGPT2Config(n_embd=32, n_layer=2)``): they go to ``text_config`` and read back
+through (``config.n_embd``).
+
+Example:
+    >>> config = NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, number_encoding="fone")
+    >>> config.text_config.model_type, config.n_embd, config.hidden_size
+    ('gpt2', 32, 32)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import cache
+from typing import Any, ClassVar
+
+from huggingface_hub.dataclasses import strict
+from transformers import AutoConfig, PreTrainedConfig
+from transformers.configuration_utils import SubConfigSpec
+from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+from .configuration_number_lm import NumberCausalLMConfig
+
+__all__ = ["FlatTextFieldsMixin", "NumberGPT2Config"]
+
+
+@cache
+def text_fields(model_type: str) -> frozenset[str]:
+    """The fields the config of ``model_type`` declares beyond every config's, and the names its attribute map
+    gives them (``hidden_size`` for GPT-2's ``n_embd``)."""
+    text_class = CONFIG_MAPPING[model_type]
+    common = {field.name for field in dataclasses.fields(PreTrainedConfig)}
+    own = {field.name for field in dataclasses.fields(text_class)} - common
+    return frozenset(own | set(getattr(text_class, "attribute_map", {})))
+
+
+class FlatTextFieldsMixin:
+    """A composed config that takes its language model's fields flat too (see the module docstring)."""
+
+    text_model_type: ClassVar[str]
+
+    def __post_init__(self, **kwargs: Any) -> None:
+        flat = {name: kwargs.pop(name) for name in list(kwargs) if name in text_fields(self.text_model_type)}
+        if self.text_config is None:
+            self.text_config = CONFIG_MAPPING[self.text_model_type](**flat)
+        elif isinstance(self.text_config, dict):
+            self.text_config = {**self.text_config, **flat}
+        else:
+            for name, value in flat.items():
+                setattr(self.text_config, name, value)
+        super().__post_init__(**kwargs)
+
+    @classmethod
+    def from_tokenizer(cls, tokenizer: Any, text_config: Any = None, **kwargs: Any) -> Any:
+        """A config for ``tokenizer`` (its vocabulary size, special-token and number ids), around ``text_config``
+        or a new config of the family built from the flat fields in ``kwargs``."""
+        if text_config is not None:
+            return super().from_tokenizer(tokenizer, text_config, **kwargs)
+        fields = {"vocab_size": len(tokenizer), **cls.token_ids_of(tokenizer, kwargs.get("number_encoding"))}
+        return cls(**fields | kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        text = self.__dict__.get("text_config")
+        if isinstance(text, PreTrainedConfig) and name in text_fields(self.text_model_type):
+            return getattr(text, name)
+        return super().__getattr__(name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        text = self.__dict__.get("text_config")
+        if isinstance(text, PreTrainedConfig) and name in text_fields(self.text_model_type):
+            setattr(text, name, value)
+        else:
+            super().__setattr__(name, value)
+
+
+@strict
+class NumberGPT2Config(FlatTextFieldsMixin, NumberCausalLMConfig):
+    """A number config holding a GPT-2 config (see the module docstring)."""
+
+    model_type = "number_gpt2"
+    text_model_type = "gpt2"
+    sub_configs_defaults = {"text_config": SubConfigSpec(config_class=AutoConfig, model_type="gpt2")}
+    tokenizer_token_ids = {"pad_token_id": "pad_token_id", "bos_token_id": "eos_token_id",
+                           "eos_token_id": "eos_token_id"}
