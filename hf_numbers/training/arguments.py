@@ -194,7 +194,7 @@ class NumberTrainingArguments:
         default=None,
         metadata={
             "help": f"One of {', '.join(NUMBER_ENCODINGS)}; default: text where --pretrained is a causal LM (its "
-            "own digit tokens, with the number-token loss: docs/pretrained.md, The default set-up), else xval."
+            "own digit tokens, with the number-token loss; docs/pretrained.md says why), else xval."
         },
     )
     pretrained: str | None = field(
