@@ -26,7 +26,7 @@ from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_N
 
 from .backbones import BACKBONES, BackboneSpec, SizeFields
 from .configuration_number import NumberConfigFields
-from .configuration_number_lm import NumberCausalLMConfig, NumberMaskedLMConfig
+from .configuration_number_lm import NumberCausalLMConfig, NumberMaskedLMConfig, config_field_names
 from .modeling_number_lm import NumberForCausalLM, NumberForMaskedLM
 from .tokenization_number import NumberTokenizer
 
@@ -45,14 +45,6 @@ SIZE_OVERRIDES: Mapping[str, Callable[[dict[str, int]], int]] = {
 
 _FFN_FIELDS = ("intermediate_size", "hidden_dim", "ffn_dim", "n_inner")
 """The names configs give the feed-forward width (the first the class has is set)."""
-
-
-def _field_names(config_class: type) -> set[str]:
-    """The fields a config class takes: its dataclass fields and the names its ``attribute_map`` maps."""
-    fields = set()
-    if dataclasses.is_dataclass(config_class):
-        fields = {field.name for field in dataclasses.fields(config_class)}
-    return fields | set(getattr(config_class, "attribute_map", {}))
 
 
 @cache
@@ -88,7 +80,7 @@ class ComposedBackboneSpec(BackboneSpec):
     def size_config(self, hidden_size: int, num_layers: int, num_heads: int, max_length: int) -> dict[str, int]:
         """The generic sizes, and :data:`SIZE_OVERRIDES` for the fields the config class has."""
         sizes = super().size_config(hidden_size, num_layers, num_heads, max_length)
-        known, size = _field_names(self.plain_config_class), {"hidden": hidden_size, "heads": num_heads}
+        known, size = config_field_names(self.plain_config_class), {"hidden": hidden_size, "heads": num_heads}
         return sizes | {name: rule(size) for name, rule in SIZE_OVERRIDES.items() if name in known}
 
     def new_config(self, tokenizer: Any, *, hidden_size: int, num_layers: int, num_heads: int, max_length: int,
@@ -113,7 +105,7 @@ def composed_backbone(model_type: str) -> ComposedBackboneSpec:
         raise ValueError(f"model_type={model_type!r} has no causal or masked LM class in transformers")
     masked = model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES
     config_class = CONFIG_MAPPING[model_type]
-    known = _field_names(config_class)
+    known = config_field_names(config_class)
     dropout = tuple(sorted(
         field.name for field in dataclasses.fields(config_class)
         if ("dropout" in field.name or field.name.endswith("pdrop")) and isinstance(field.default, float)

@@ -14,7 +14,6 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 from functools import cache
 from typing import Any, ClassVar
 
@@ -23,7 +22,7 @@ from transformers import AutoConfig, PreTrainedConfig
 from transformers.configuration_utils import SubConfigSpec
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
-from .configuration_number_lm import NumberCausalLMConfig
+from .configuration_number_lm import NumberCausalLMConfig, config_field_names
 
 __all__ = ["FlatTextFieldsMixin", "NumberGPT2Config"]
 
@@ -32,10 +31,7 @@ __all__ = ["FlatTextFieldsMixin", "NumberGPT2Config"]
 def text_fields(model_type: str) -> frozenset[str]:
     """The fields the config of ``model_type`` declares beyond every config's, and the names its attribute map
     gives them (``hidden_size`` for GPT-2's ``n_embd``)."""
-    text_class = CONFIG_MAPPING[model_type]
-    common = {field.name for field in dataclasses.fields(PreTrainedConfig)}
-    own = {field.name for field in dataclasses.fields(text_class)} - common
-    return frozenset(own | set(getattr(text_class, "attribute_map", {})))
+    return frozenset(config_field_names(CONFIG_MAPPING[model_type]) - config_field_names(PreTrainedConfig))
 
 
 class FlatTextFieldsMixin:
@@ -53,15 +49,6 @@ class FlatTextFieldsMixin:
             for name, value in flat.items():
                 setattr(self.text_config, name, value)
         super().__post_init__(**kwargs)
-
-    @classmethod
-    def from_tokenizer(cls, tokenizer: Any, text_config: Any = None, **kwargs: Any) -> Any:
-        """A config for ``tokenizer`` (its vocabulary size, special-token and number ids), around ``text_config``
-        or a new config of the family built from the flat fields in ``kwargs``."""
-        if text_config is not None:
-            return super().from_tokenizer(tokenizer, text_config, **kwargs)
-        fields = {"vocab_size": len(tokenizer), **cls.token_ids_of(tokenizer, kwargs.get("number_encoding"))}
-        return cls(**fields | kwargs)
 
     def __getattr__(self, name: str) -> Any:
         text = self.__dict__.get("text_config")

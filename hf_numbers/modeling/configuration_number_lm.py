@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from huggingface_hub.dataclasses import strict
@@ -25,11 +26,19 @@ from transformers.configuration_utils import SubConfigSpec
 
 from .configuration_number import NumberConfigFields
 
-__all__ = ["NumberCausalLMConfig", "NumberLMConfigMixin", "NumberMaskedLMConfig"]
+__all__ = ["NumberCausalLMConfig", "NumberLMConfigMixin", "NumberMaskedLMConfig", "config_field_names"]
 
 _FROM_TEXT_CONFIG = ("vocab_size", "hidden_size", "initializer_range", "pad_token_id", "bos_token_id",
                      "eos_token_id", "cls_token_id", "sep_token_id")
 """The fields a number config reads from its language model's config."""
+
+
+def config_field_names(config_class: type) -> set[str]:
+    """The fields a config class takes: its dataclass fields and the names its ``attribute_map`` maps."""
+    fields = set()
+    if dataclasses.is_dataclass(config_class):
+        fields = {field.name for field in dataclasses.fields(config_class)}
+    return fields | set(getattr(config_class, "attribute_map", {}))
 
 
 class NumberLMConfigMixin:
@@ -70,8 +79,11 @@ class NumberLMConfigMixin:
 
     @classmethod
     def from_tokenizer(cls, tokenizer: Any, text_config: Any = None, **kwargs: Any) -> Any:
-        """A config for ``tokenizer`` around ``text_config``: its vocabulary size, special-token and number ids."""
+        """A config for ``tokenizer`` around ``text_config`` (None: the one the class builds from ``kwargs``): its
+        vocabulary size, special-token and number ids."""
         fields = {"vocab_size": len(tokenizer), **cls.token_ids_of(tokenizer, kwargs.get("number_encoding"))}
+        if text_config is None:
+            return cls(**fields | kwargs)
         return cls.for_text_config(text_config, **fields | kwargs)
 
     def __post_init__(self, **kwargs: Any) -> None:
