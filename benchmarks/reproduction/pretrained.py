@@ -46,6 +46,9 @@ sinks)."""
 NO_BOS = ("--add_bos_token", "false")
 """The set-ups without :data:`BOS` keep the text as SmolLM2's tokenizer gives it (the default before BOS became
 ``--pretrained``'s default; the rows recorded before it ran without the flag, meaning the same)."""
+DIGITS_OUT = ("--number_output", "digits")
+"""Numbers in, digits out: the prompt's numbers read as ``[NUM]`` through the encoding, answers written with SmolLM2's
+own digit tokens."""
 ALIGN = ("--align_steps", "100")
 """Alignment before the task (``--align_steps``): texts of the training split's numbers, no task labels."""
 SETUPS = {
@@ -87,6 +90,10 @@ SETUPS = {
                             "value-aware digits (FoNE + place), BOS first, LoRA + NTL"),
     "digits-units-bos-lora-ntl": (("--number_encoding", "digits", *UNITS_FIRST, *BOS, *LORA, *NTL),
                                   "value-aware digits, units first, BOS first, LoRA + NTL"),
+    "fone-in-digits-bos-lora-ntl": (("--number_encoding", "fone", *DIGITS_OUT, *BOS, *LORA, *NTL),
+                                    "numbers in as FoNE [NUM], digits out, BOS first, LoRA + NTL"),
+    "xval-in-digits-bos-lora-ntl": (("--number_encoding", "xval", *DIGITS_OUT, *BOS, *LORA, *NTL),
+                                    "numbers in as xVal [NUM], digits out, BOS first, LoRA + NTL"),
     "digits-randstart-lora-ntl": (("--number_encoding", "digits", "--digits_zero_start", "false", *LORA, *NTL),
                                   "value-aware digits, random (not zero) start, LoRA + NTL"),
 }

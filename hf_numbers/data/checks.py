@@ -177,11 +177,15 @@ def check_answers_tokenized(
 
     A text encoding's numbers count when all their characters survive truncation (as
     :func:`~hf_numbers.data.tokenize_dataset` truncates), and its answers must pass :func:`check_answer_boundary`.
-    Splits whose answer is a word have no ``answer_index`` and are not checked here.
+    Splits whose answer is a word have no ``answer_index`` and are not checked here. With a
+    ``number_output="digits"`` tokenizer every text's prompt and answer must fit whole.
 
     Example:
         >>> check_answers_tokenized(dataset, tokenized, tokenizer, 128)  # doctest: +SKIP
     """
+    if getattr(tokenizer, "number_output", "num_token") == "digits":
+        _check_completions_kept(dataset, tokenizer, max_length - int(end_with_eos))
+        return
     for split in tokenized:
         texts = dataset[split]["text"]
         offsets = None  # a text encoding's token offsets, truncated as tokenize_dataset truncates
@@ -232,6 +236,19 @@ def check_answer_boundary(
                 "answer. Separate the answer from the text before it (a space), or use a number encoding, whose "
                 "number tokens are never joined to text."
             )
+
+
+def _check_completions_kept(dataset: DatasetDict, tokenizer: Any, length: int) -> None:
+    """``number_output="digits"``: every completion (the answer's digits) fits within ``length`` tokens."""
+    for split, data in dataset.items():
+        completions = [text[len(prompt) :] for text, prompt in zip(data["text"], data["prompt"])]
+        rows = tokenizer.encode_prompts_and_completions(data["prompt"], completions)["input_ids"]
+        for row, ids in enumerate(rows):
+            if len(ids) > length:
+                raise ValueError(
+                    f"{split} example {row}: its prompt and answer are {len(ids)} tokens, more than max_length "
+                    f"allows ({length}); raise --max_length or fix the data"
+                )
 
 
 def _numbers_kept(

@@ -117,7 +117,9 @@ def tokenize_dataset(
     Tasks with a ``prompt`` column also get ``prompt_length`` (for ``completion_only``).
     ``end_with_eos`` (causal LMs) ends every example with the end-of-text token, within ``max_length``, so
     that a model learns where an answer stops. ``number_token_mask=True`` adds that column
-    (:func:`~hf_numbers.data.number_token_masks`, for ``text_only``).
+    (:func:`~hf_numbers.data.number_token_masks`, for ``text_only``). A ``number_output="digits"`` tokenizer
+    reads each ``prompt`` with number tokens and writes the rest of its ``text`` as digits
+    (``encode_prompts_and_completions``).
 
     Example:
         >>> tokenized = tokenize_dataset(dd, tokenizer, max_length=128)  # doctest: +SKIP
@@ -127,13 +129,24 @@ def tokenize_dataset(
         raise ValueError("end_with_eos=True needs a tokenizer with an eos_token")
     text_length = max_length - 1 if eos is not None else max_length
 
+    digits_out = getattr(tokenizer, "number_output", "num_token") == "digits"
+    if digits_out and not all("prompt" in data.column_names for data in dataset.values()):
+        raise ValueError(
+            "number_output='digits' writes a completion's numbers as digits after a prompt read with [NUM]: it needs "
+            "a task with a prompt column in every split"
+        )
+    if digits_out and number_token_mask:
+        raise ValueError("number_output='digits' does not take text_only's number_token_mask (completion_only is how "
+                         "it trains)")  # fmt: skip
+
     def encode(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        if digits_out:
+            completions = [text[len(prompt) :] for text, prompt in zip(batch["text"], batch["prompt"])]
+            out = tokenizer.encode_prompts_and_completions(batch["prompt"], completions, max_length=text_length)
+            return _with_eos(out, eos)
         offsets = number_token_mask or "prompt" in batch  # one tokenization serves the masks and prompt lengths
         enc = tokenizer(batch["text"], truncation=True, max_length=text_length, return_offsets_mapping=offsets)
-        out = {key: enc[key] for key in ("input_ids", "attention_mask", "input_numbers")}
-        if eos is not None:
-            for key, value in (("input_ids", eos), ("attention_mask", 1), ("input_numbers", NEUTRAL_NUMBER)):
-                out[key] = [[*row, value] for row in out[key]]
+        out = _with_eos({key: enc[key] for key in ("input_ids", "attention_mask", "input_numbers")}, eos)
         if "prompt" in batch:
             out["prompt_length"] = prompt_lengths_of(batch["text"], batch["prompt"], enc["offset_mapping"])
         if number_token_mask:
@@ -154,3 +167,11 @@ def tokenize_dataset(
             for split, data in dataset.items()
         }
     )
+
+
+def _with_eos(rows: dict[str, list[Any]], eos: int | None) -> dict[str, list[Any]]:
+    """``rows`` with the end-of-text token ``eos`` after each (None: as they are)."""
+    if eos is not None:
+        for key, value in (("input_ids", eos), ("attention_mask", 1), ("input_numbers", NEUTRAL_NUMBER)):
+            rows[key] = [[*row, value] for row in rows[key]]
+    return rows

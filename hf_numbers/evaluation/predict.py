@@ -58,6 +58,7 @@ def predict_answers(
     if len(texts) != len(answer_indices):
         raise ValueError(f"{len(texts)} texts but {len(answer_indices)} answer indices")
     with_module = get_encoding(model.config.number_encoding).has_number_module
+    with_module &= model.config.number_output == "num_token"  # else it writes digits, read as a text encoding's
     was_training = model.training
     model.eval()
     predictions: list[float | None] = []
@@ -143,6 +144,45 @@ def _generate_answers(
 ) -> tuple[list[str], list[bool]]:
     """Greedy continuations of the prompts (each text's tokens before its answer's first token), and whether
     every logit each row's tokens were chosen from was finite."""
+    if getattr(tokenizer, "number_output", "num_token") == "digits":
+        prompts = _number_prompts(tokenizer, [text[:start] for text, (start, _) in zip(texts, spans)], max_length)
+    else:
+        prompts = _text_prompts(tokenizer, texts, spans, max_length)
+    batch = tokenizer.pad(prompts, padding_side="left", return_tensors="pt")
+    new_tokens = tokenizer.scheme.tokens_per_number if tokenizer.scheme else TEXT_ANSWER_TOKENS
+    with _finite_logits(model, last_only=True) as steps:
+        sequences = model.generate(
+            input_ids=batch["input_ids"].to(model.device),
+            attention_mask=batch["attention_mask"].to(model.device),
+            **({"input_numbers": batch["input_numbers"].to(model.device)} if model.number_encoding else {}),
+            max_new_tokens=new_tokens,
+            do_sample=False,
+            pad_token_id=tokenizer.pad_token_id,
+        )
+    finite = torch.ones(len(prompts), dtype=torch.bool)
+    for step in steps:
+        finite &= step
+    written = tokenizer.batch_decode(sequences[:, batch["input_ids"].shape[1] :].cpu(), skip_special_tokens=True)
+    return written, finite.tolist()
+
+
+def _number_prompts(tokenizer: Any, prompts: list[str], max_length: int | None) -> list[dict[str, Any]]:
+    """``number_output="digits"``: each prompt tokenized alone, its numbers as number tokens with their values (as
+    ``encode_prompts_and_completions`` trained it)."""
+    enc = tokenizer(prompts)
+    rows = []
+    for row, (ids, numbers) in enumerate(zip(enc["input_ids"], enc["input_numbers"])):
+        if max_length is not None and len(ids) >= max_length:
+            raise ValueError(f"example {row}: its prompt is {len(ids)} tokens, no room left within max_length "
+                             f"{max_length} for the answer; raise max_length")  # fmt: skip
+        rows.append({"input_ids": ids, "attention_mask": [1] * len(ids), "input_numbers": numbers})
+    return rows
+
+
+def _text_prompts(
+    tokenizer: Any, texts: list[str], spans: list[tuple[int, int]], max_length: int | None
+) -> list[dict[str, Any]]:
+    """Each text's tokens before its answer's first token (a text encoding writes the answer's tokens)."""
     truncation = {"truncation": max_length is not None, "max_length": max_length}
     enc = tokenizer(texts, return_offsets_mapping=True, **truncation)
     lengths = prompt_lengths_of(texts, [text[:start] for text, (start, _) in zip(texts, spans)], enc["offset_mapping"])
@@ -158,21 +198,7 @@ def _generate_answers(
             {"input_ids": ids[:length], "attention_mask": [1] * length, "input_numbers": [NEUTRAL_NUMBER] * length}
         )
     check_answer_boundary(texts, [start for start, _ in spans], enc["offset_mapping"])
-    batch = tokenizer.pad(prompts, padding_side="left", return_tensors="pt")
-    new_tokens = tokenizer.scheme.tokens_per_number if tokenizer.scheme else TEXT_ANSWER_TOKENS
-    with _finite_logits(model, last_only=True) as steps:
-        sequences = model.generate(
-            input_ids=batch["input_ids"].to(model.device),
-            attention_mask=batch["attention_mask"].to(model.device),
-            max_new_tokens=new_tokens,
-            do_sample=False,
-            pad_token_id=tokenizer.pad_token_id,
-        )
-    finite = torch.ones(len(prompts), dtype=torch.bool)
-    for step in steps:
-        finite &= step
-    written = tokenizer.batch_decode(sequences[:, batch["input_ids"].shape[1] :].cpu(), skip_special_tokens=True)
-    return written, finite.tolist()
+    return prompts
 
 
 def _fill_answers(

@@ -56,6 +56,7 @@ from .modeling_number_modernbert import NumberModernBertForMaskedLM
 from .number_scaling import NumberScaling
 from .parsing import (
     NEUTRAL_NUMBER,
+    NUMBER_OUTPUTS,
     NumberPieces,
     NumberSpan,
     find_numbers,
@@ -101,6 +102,7 @@ def register_auto_classes() -> None:
 
 __all__ = [
     "NEUTRAL_NUMBER",
+    "NUMBER_OUTPUTS",
     "ZOO",
     "ComposedBackboneSpec",
     "NumberCausalLMConfig",

@@ -201,6 +201,8 @@ def check_tokenizer_matches(model_or_config: Any, tokenizer: Any) -> None:
         )
     encoding = get_encoding(config.number_encoding)
     expected = {"number_scheme": None, **encoding.tokenizer_options(_encoding_options(config))}
+    if encoding.has_number_module:
+        expected["number_output"] = getattr(config, "number_output", "num_token")
     actual = {key: tokenizer.init_kwargs.get(key, getattr(tokenizer, key, None)) for key in expected}
     if actual != expected:
         raise ValueError(

@@ -24,6 +24,7 @@ from .encoding_config import coerce_option, encoding_option, option_owners, opti
 from .encoding_digits import digit_token_table
 from .encoding_registry import get_encoding
 from .number_scaling import NumberScaling
+from .parsing import NUMBER_OUTPUTS
 
 
 def _registered_pipeline_tasks() -> set[str]:
@@ -45,6 +46,9 @@ class NumberConfigFields:
             byte-level tokenizers have a second, space-prefixed ``" [NUM]"`` token.
             Defaults to ``[num_token_id]``; :meth:`from_tokenizer` takes all of the tokenizer's.
         number_loss_weight: weight of the number loss added to the token loss (>= 0).
+        number_output: how an encoding with a number module writes numbers: ``"num_token"`` (its number token and
+            head) or ``"digits"`` (numbers in, digits out: the prompt's numbers read as ``[NUM]``, the answers
+            written with the backbone's own digit tokens by its LM head; a causal LM's, docs/pretrained.md).
         digit_tokens: the vocabulary's digit tokens (``[id, value, digit count, joins]``), for an encoding that
             adds values to the backbone's own digits (``digits``); :meth:`from_tokenizer` fills it.
         freeze_backbone: leave only the number module and heads trainable.
@@ -62,6 +66,7 @@ class NumberConfigFields:
     num_token_id: int | None = None
     num_token_ids: list[int] | None = None
     number_loss_weight: float = 1.0
+    number_output: str = "num_token"
     freeze_backbone: bool = False
     number_scaling_shift: float = 0.0
     number_scaling_scale: float = 1.0
@@ -160,6 +165,7 @@ class NumberConfigFields:
         self._check_token_ids_in_vocabulary()
         if not (math.isfinite(self.number_loss_weight) and self.number_loss_weight >= 0):
             raise ValueError(f"number_loss_weight must be a finite number >= 0, got {self.number_loss_weight}")
+        self._check_number_output()
         scaling = NumberScaling.from_config(self)  # a ValueError naming the scaling field
         self.number_scaling_shift, self.number_scaling_scale = scaling.shift, scaling.scale  # floats in config.json
         own = own_options(self.number_encoding)  # the defaults of those not given; another encoding's (after a
@@ -168,6 +174,15 @@ class NumberConfigFields:
                                             for name, option in own.items()}  # fmt: skip
         get_encoding(self.number_encoding).validate_options(self)
 
+
+    def _check_number_output(self) -> None:
+        if self.number_output not in NUMBER_OUTPUTS:
+            raise ValueError(f"number_output={self.number_output!r} is unknown; allowed: {', '.join(NUMBER_OUTPUTS)}")
+        if self.number_output == "digits" and not get_encoding(self.number_encoding).has_number_module:
+            raise ValueError(
+                f"number_output='digits' reads the prompt's numbers through a number module; number_encoding="
+                f"{self.number_encoding!r} has none (it writes the backbone's digits already)"
+            )
 
     def _check_token_ids_in_vocabulary(self) -> None:
         """A ``ValueError`` naming the field for a special-token id outside ``[0, vocab_size)``.

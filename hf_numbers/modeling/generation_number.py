@@ -70,7 +70,8 @@ class NumberGenerationMixin:
         """transformers' ``generate``, with the values of number tokens read and written.
 
         Each number token it emits gets the number head's value, fed back as predicted. A text baseline
-        (no number module) runs transformers' ``generate`` unchanged. Modes and speed: docs/models.md.
+        (no number module) runs transformers' ``generate`` unchanged; a ``number_output="digits"`` model writes
+        no number token (``suppress_tokens``), only digits. Modes and speed: docs/models.md.
 
         Args:
             inputs: the prompt's token ids (or ``input_ids=`` in ``kwargs``).
@@ -99,6 +100,8 @@ class NumberGenerationMixin:
         if input_ids is None:
             raise ValueError("generate() of a number model needs a prompt: pass input_ids (and input_numbers)")
         self._check_generation_mode(generation_config, kwargs)
+        if self.config.number_output == "digits" and kwargs.get("suppress_tokens") is None:
+            kwargs["suppress_tokens"] = list(self.config.num_token_ids)  # numbers in, digits out: it writes digits
         is_num = self.number_mask(input_ids)
         if input_numbers is None and is_num.any():
             raise ValueError("the prompt contains number tokens but input_numbers is None; pass their values")

@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 __all__ = [
     "DIGIT_ORDERS",
+    "NUMBER_OUTPUTS",
     "NEUTRAL_NUMBER",
     "NumberPieces",
     "NumberSpan",
@@ -35,6 +36,8 @@ NEUTRAL_NUMBER = 1.0
 
 DIGIT_ORDERS = ("as_written", "units_first")
 """The orders a text tokenizer can give a number's digits to the model in (:func:`units_first`)."""
+NUMBER_OUTPUTS = ("num_token", "digits")
+"""How a ``[NUM]`` model writes numbers: its number token and head, or the backbone's own digit tokens."""
 
 _SAFE_LAST = r"[^\s0-9)\]}%\x80-\U0010ffff]"
 """An ASCII character after which a sign is a sign (rule 4): not a space, a digit, a closing bracket or ``%``."""

@@ -71,7 +71,8 @@ class NumberGenerationPipeline(_TextPipeline):
     Trailing spaces of the prompt are dropped where the number token carries the space before a
     number (byte-level tokenizers; docs/pipelines.md says why). A ``[NUM]`` model writes numbers only as
     number tokens (:class:`NumberTokensForNumbers`: no digit token where the tokenizer would read a number, so
-    the text reads back as it was written); ``number_tokens_only=False`` leaves the scores as they are.
+    the text reads back as it was written); ``number_tokens_only=False`` leaves the scores as they are. A
+    ``number_output="digits"`` model writes digits instead, and keeps the prompt's spaces.
 
     Example:
         >>> pipe = pipeline("number-generation", model="runs/demo/final")  # doctest: +SKIP
@@ -88,14 +89,19 @@ class NumberGenerationPipeline(_TextPipeline):
         return {}, generate_kwargs, postprocess
 
     def preprocess(self, text: str) -> dict[str, Any]:
-        if isinstance(text, str) and getattr(self.tokenizer, "spaced_num_token", False):
+        if isinstance(text, str) and getattr(self.tokenizer, "spaced_num_token", False) and self._writes_num_tokens:
             text = text.rstrip(" ")  # the space before a number belongs to the number's token
         return {"prompt_text": text, **self._encode(text)}
+
+    @property
+    def _writes_num_tokens(self) -> bool:
+        """The model writes its numbers as number tokens (not a text baseline, not ``number_output="digits"``)."""
+        return bool(self.tokenizer.num_token_ids) and self.model.config.number_output == "num_token"
 
     def _forward(self, inputs: dict[str, Any], **generate_kwargs: Any) -> dict[str, Any]:
         prompt_text = inputs.pop("prompt_text")
         settings = {"max_new_tokens": 20, "do_sample": False, "pad_token_id": self.tokenizer.pad_token_id}
-        if generate_kwargs.pop("number_tokens_only", True) and self.tokenizer.num_token_ids:
+        if generate_kwargs.pop("number_tokens_only", True) and self._writes_num_tokens:
             if getattr(self, "_number_tokens", None) is None:  # built once: it reads the whole vocabulary
                 self._number_tokens = NumberTokensForNumbers(self.tokenizer)
             processors = LogitsProcessorList(generate_kwargs.pop("logits_processor", None) or [])

@@ -16,7 +16,8 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from itertools import chain
 from typing import Any
 
@@ -25,7 +26,7 @@ from tokenizers import Tokenizer
 from transformers import AddedToken, BatchEncoding, BertTokenizer, GPT2Tokenizer, RobertaTokenizer, TokenizersBackend
 from transformers.tokenization_utils_base import PaddingStrategy, TruncationStrategy
 
-from .parsing import DIGIT_ORDERS, NEUTRAL_NUMBER, split_numbers
+from .parsing import DIGIT_ORDERS, NEUTRAL_NUMBER, NUMBER_OUTPUTS, split_numbers
 from .text_schemes import NUMBER_SCHEMES, SCHEME_TOKEN_RE, NumberScheme
 from .tokenization_decoding import NumberDecodingMixin
 from .tokenization_helpers import RewrittenText, pad_rows, to_lists
@@ -59,6 +60,9 @@ class NumberTokenizerMixin(NumberDecodingMixin):
         digit_order: with ``number_scheme="text"``, ``"as_written"`` (default) or ``"units_first"``: every
             number's digits go to the model units first (``1250`` as ``0521``, :func:`units_first`) and
             ``decode`` turns them back, so texts in and out read as usual.
+        number_output: with ``[NUM]`` tokens, ``"num_token"`` (default: the model writes ``[NUM]`` and its value)
+            or ``"digits"``: numbers in, digits out, the prompt's numbers read as ``[NUM]`` and the completion's
+            written as the backbone's own digit tokens (:meth:`encode_prompts_and_completions`).
 
     Example:
         >>> tok = NumberGPT2Tokenizer.from_pretrained("path/to/gpt2", number_scheme="p10")  # doctest: +SKIP
@@ -79,6 +83,7 @@ class NumberTokenizerMixin(NumberDecodingMixin):
         scheme_min_exponent: int = -8,
         scheme_max_exponent: int = 7,
         digit_order: str = "as_written",
+        number_output: str = "num_token",
         **kwargs: Any,
     ):
         # transformers 5 reads every saved `*_token` string (our `num_token`) back as a named special token
@@ -112,9 +117,17 @@ class NumberTokenizerMixin(NumberDecodingMixin):
                 f"digit_order={digit_order!r} with number_scheme={number_scheme!r}; allowed: "
                 f"{', '.join(DIGIT_ORDERS)}, and 'units_first' only with number_scheme='text'"
             )
+        if number_output not in NUMBER_OUTPUTS or number_output != "num_token" and number_scheme is not None:
+            raise ValueError(
+                f"number_output={number_output!r} with number_scheme={number_scheme!r}; allowed: "
+                f"{', '.join(NUMBER_OUTPUTS)}, and 'digits' only with [NUM] tokens (number_scheme=None)"
+            )
         self.num_token = num_token
         self.number_scheme = number_scheme
         self.digit_order = digit_order
+        self.number_output = number_output
+        if number_output != "num_token":
+            self.init_kwargs["number_output"] = number_output
         if number_scheme == "text":
             self.init_kwargs["digit_order"] = digit_order
         self.scheme: NumberScheme | None = None
@@ -202,6 +215,49 @@ class NumberTokenizerMixin(NumberDecodingMixin):
 
             return torch.isin(input_ids, torch.tensor(self._num_token_ids, device=input_ids.device))
         return np.isin(np.asarray(input_ids), self._num_token_ids_array)
+
+    @contextmanager
+    def _numbers_as_digits(self) -> Iterator[None]:
+        """Within it, numbers stay the backbone's own digit tokens (a ``[NUM]`` tokenizer reads them as text)."""
+        scheme = self.number_scheme
+        self.number_scheme = "text"
+        try:
+            yield
+        finally:
+            self.number_scheme = scheme
+
+    def encode_prompts_and_completions(
+        self, prompts: Sequence[str], completions: Sequence[str], max_length: int | None = None
+    ) -> dict[str, list[list[Any]]]:
+        """Each prompt's tokens (numbers as number tokens with their values) followed by its completion's, the
+        completion's numbers written as the backbone's own digit tokens: what ``number_output="digits"`` trains
+        on, and what its model generates after the prompt. Rows keep their prompt and are cut to ``max_length``;
+        ``prompt_length`` is the count of prompt tokens (the completion starts there).
+
+        Example:
+            >>> rows = tok.encode_prompts_and_completions(["12 + 3 = "], ["15"])  # doctest: +SKIP
+            >>> tok.convert_ids_to_tokens(rows["input_ids"][0]), rows["prompt_length"]  # doctest: +SKIP
+            (['[NUM]', 'Ġ+', 'Ġ[NUM]', 'Ġ=', 'Ġ', '1', '5'], 5)
+        """
+        if len(prompts) != len(completions):
+            raise ValueError(f"{len(prompts)} prompts but {len(completions)} completions")
+        head = self(list(prompts))
+        with self._numbers_as_digits():
+            tail = self(list(completions), add_special_tokens=False)
+        rows: dict[str, list[list[Any]]] = {"input_ids": [], "attention_mask": [], "input_numbers": [],
+                                            "prompt_length": []}  # fmt: skip
+        for index, (ids, numbers, more) in enumerate(zip(head["input_ids"], head["input_numbers"], tail["input_ids"])):
+            if max_length is not None and len(ids) >= max_length:
+                raise ValueError(
+                    f"example {index}: its prompt is {len(ids)} tokens, max_length {max_length} leaves no room for "
+                    "its completion; raise max_length"
+                )
+            row = [*ids, *more][:max_length]
+            rows["input_ids"].append(row)
+            rows["attention_mask"].append([1] * len(row))
+            rows["input_numbers"].append([*numbers, *[NEUTRAL_NUMBER] * len(more)][: len(row)])
+            rows["prompt_length"].append(len(ids))
+        return rows
 
     # ------------------------------------------------------------------ encoding
     def _rewrite(self, text: str) -> RewrittenText:

@@ -38,6 +38,7 @@ from ..data.tasks import TASKS, check_task_options
 from ..modeling import (
     BACKBONES,
     NUMBER_ENCODINGS,
+    NUMBER_OUTPUTS,
     NUMBER_TOKEN_INITS,
     BackboneSpec,
     add_option_fields,
@@ -246,6 +247,14 @@ class NumberTrainingArguments:
         },
     )
     align_learning_rate: float = field(default=1e-3, metadata={"help": "Learning rate of the --align_steps."})
+    number_output: str = field(
+        default="num_token",
+        metadata={
+            "help": "How a [NUM] encoding's model writes numbers: num_token (its number token and head), or digits: "
+            "numbers in, digits out, the prompt's numbers read as [NUM] and answers written with a --pretrained "
+            "causal LM's own digit tokens (number_token_loss then applies)."
+        },
+    )
     number_token_loss: str | None = field(
         default=None,
         metadata={
@@ -533,7 +542,7 @@ class NumberTrainingArguments:
             self.number_encoding = PRETRAINED_RECIPE["number_encoding"] if adapting else "xval"
         if self.number_token_loss is None:
             self.number_token_loss = "none"
-            if adapting and _writes_own_digits(self.number_encoding):
+            if adapting and (_writes_own_digits(self.number_encoding) or self.number_output == "digits"):
                 self.number_token_loss = PRETRAINED_RECIPE["number_token_loss"]
 
     def _fill_recommended(self) -> None:
@@ -593,7 +602,7 @@ def _writes_own_digits(encoding: str) -> bool:
     return encoding in NUMBER_ENCODINGS and get_encoding(encoding).tokenizer_options({}).get("number_scheme") == "text"
 
 
-CHOICES = {"mixed_precision": PRECISIONS, "number_token_init": NUMBER_TOKEN_INITS,
+CHOICES = {"mixed_precision": PRECISIONS, "number_token_init": NUMBER_TOKEN_INITS, "number_output": NUMBER_OUTPUTS,
            "number_token_loss": NUMBER_TOKEN_LOSSES}
 """Arguments that name one of a few choices."""
 _AT_LEAST_ONE = ("per_device_train_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps",
@@ -627,7 +636,13 @@ CONFLICTS: tuple[tuple[Callable[[Any], Any], Callable[[Any], str]], ...] = (
      lambda a: "lora_alpha, lora_dropout and lora_target_modules shape LoRA adapters; set --lora_r too"),
     (lambda a: a.lora_r and a.fsdp,
      lambda a: "--lora_r with --fsdp is not supported yet: train LoRA on one process or with DDP"),
-    (lambda a: a.number_token_loss != "none" and _has_module(a.number_encoding),
+    (lambda a: a.number_output == "digits" and not (_has_module(a.number_encoding) and a.pretrained and a.causal),
+     lambda a: f"number_output digits reads the prompt's numbers as [NUM] and writes the answer with a --pretrained "
+               f"causal LM's own digits; number_encoding {a.number_encoding!r}, --pretrained {a.pretrained!r}, "
+               f"backbone {a.backbone!r} (causal: {a.causal}) is not that"),
+    (lambda a: a.number_output == "digits" and not a.completion_only,
+     lambda a: "number_output digits trains on each answer after its prompt: it needs --completion_only true"),
+    (lambda a: a.number_token_loss != "none" and _has_module(a.number_encoding) and a.number_output != "digits",
      lambda a: f"number_token_loss {a.number_token_loss} scores digit tokens; number_encoding {a.number_encoding!r} "
                f"writes numbers as [NUM] tokens and has its own number loss. Use a text encoding "
                f"({', '.join(n for n in NUMBER_ENCODINGS if not _has_module(n))})"),

@@ -73,6 +73,8 @@ def build_tokenizer(args: NumberTrainingArguments, dataset: DatasetDict) -> Any:
         >>> tokenizer = build_tokenizer(args, dataset)  # doctest: +SKIP
     """
     options = get_encoding(args.number_encoding).tokenizer_options(encoding_options_for(args, dataset))
+    if args.number_output != "num_token":
+        options["number_output"] = args.number_output
     if args.pretrained:
         tokenizer = args.backbone_spec.tokenizer_class.from_pretrained(
             args.pretrained, gguf_file=args.gguf_file, **options
@@ -164,6 +166,7 @@ def _new_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetDi
     number_fields = {
         "number_encoding": args.number_encoding,
         "number_loss_weight": args.number_loss_weight,
+        "number_output": args.number_output,
         "freeze_backbone": args.freeze_backbone,
         **encoding_options_for(args, dataset),
         **(make_scaling(args, dataset).to_config() if dataset is not None else {}),

@@ -40,8 +40,8 @@ class NumberTokenLoss:
     """``ntloss.NTLoss`` over the digit tokens ``0`` ... ``9`` of ``tokenizer``, for logits of ``vocab_size``.
 
     ``causal``: the logits at position t are scored against the label at t + 1, as the token loss is.
-    A tokenizer that writes numbers as ``[NUM]`` or as a text scheme's tokens, or lacks a digit token,
-    is a ``ValueError``: NTL scores digit tokens only.
+    A tokenizer that writes numbers as ``[NUM]`` (unless ``number_output="digits"``) or as a text scheme's
+    tokens, or lacks a digit token, is a ``ValueError``: NTL scores digit tokens only.
     """
 
     def __init__(self, tokenizer: Any, vocab_size: int, causal: bool):
@@ -49,7 +49,8 @@ class NumberTokenLoss:
             from ntloss import NTLoss
         except ImportError:  # an optional extra
             raise ImportError("--number_token_loss needs the ntloss package: pip install 'hf_numbers[ntl]'") from None
-        if getattr(tokenizer, "num_token_ids", None) or getattr(tokenizer, "scheme", None) is not None:
+        digits_out = getattr(tokenizer, "number_output", "num_token") == "digits"  # [NUM] in, digits out
+        if getattr(tokenizer, "num_token_ids", None) and not digits_out or getattr(tokenizer, "scheme", None):
             raise ValueError(
                 "the number-token loss scores digit tokens, but this tokenizer writes numbers as "
                 f"{'[NUM] tokens' if tokenizer.num_token_ids else 'a text scheme'}; use the text encoding"
