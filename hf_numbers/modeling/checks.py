@@ -201,13 +201,17 @@ def check_tokenizer_matches(model_or_config: Any, tokenizer: Any) -> None:
         )
     encoding = get_encoding(config.number_encoding)
     expected = {"number_scheme": None, **encoding.tokenizer_options(_encoding_options(config))}
-    if encoding.has_number_module:
-        expected["number_output"] = getattr(config, "number_output", "num_token")
     actual = {key: tokenizer.init_kwargs.get(key, getattr(tokenizer, key, None)) for key in expected}
     if actual != expected:
         raise ValueError(
             f"the tokenizer writes numbers with {actual}, but number_encoding={config.number_encoding!r} "
             f"needs {expected}; load the tokenizer saved with this model"
+        )
+    output, writes = getattr(config, "number_output", "num_token"), getattr(tokenizer, "number_output", "num_token")
+    if encoding.has_number_module and writes != output:
+        raise ValueError(
+            f"the tokenizer has number_output={writes!r} but the model's config number_output={output!r}: the answers "
+            "would be tokenized otherwise than the model writes them; load the tokenizer saved with this model"
         )
     if len(tokenizer) > config.vocab_size:
         raise ValueError(
