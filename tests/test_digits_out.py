@@ -110,6 +110,7 @@ def test_a_digits_out_run_trains_on_digits_and_its_model_writes_digits_only(fold
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert metrics["test"]["count"] == 4
     final = tmp_path / "run" / "final"
+    assert "numbers in and digits out" in (final / "README.md").read_text()
     tokenizer, model = AutoTokenizer.from_pretrained(final), AutoModelForCausalLM.from_pretrained(final).eval()
     assert tokenizer.number_output == model.config.number_output == "digits"
     check_tokenizer_matches(model, tokenizer)

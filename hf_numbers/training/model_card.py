@@ -147,7 +147,11 @@ def _snippet(model_id: str, task: str, call: str, standalone: bool) -> str:
 def _description(arguments: Mapping[str, Any], config: Any, base_model: str | None) -> str:
     """What the model is: how numbers enter it and where its weights come from."""
     encoding, spec = arguments["number_encoding"], get_backbone(arguments["backbone"])
-    if get_encoding(encoding).has_number_module:
+    if get_encoding(encoding).has_number_module and config.number_output == "digits":
+        what = (f"A number-aware {spec.display_name} made with hf_numbers, numbers in and digits out: every number "
+                f"of a prompt is one `[NUM]` token whose value enters the model through the `{encoding}` encoding, "
+                "and the model writes its answers with its own digit tokens.")
+    elif get_encoding(encoding).has_number_module:
         what = (f"A number-aware {spec.display_name} made with hf_numbers: every number in the text is one `[NUM]` "
                 f"token whose value enters the model through the `{encoding}` encoding, and a number head predicts "
                 "values.")
@@ -240,8 +244,9 @@ def build_model_card(
         tags=[CARD_TAG, "number-encoding", encoding, spec.name], model_name=model_id, eval_results=results or None,
     )  # fmt: skip
     has_number_module = get_encoding(encoding).has_number_module
-    # a number is one [NUM] token, or for a text baseline up to a sign, its digits and an exponent
-    call, returns = _usage(spec.causal, example, mask_token, new_tokens=3 if has_number_module else 16)
+    writes_num = has_number_module and config.number_output == "num_token"
+    # a number is one [NUM] token, or written as digits up to a sign, its digits and an exponent
+    call, returns = _usage(spec.causal, example, mask_token, new_tokens=3 if writes_num else 16)
     standalone = bool(config.to_dict().get("custom_pipelines"))
     scaling = NumberScaling.from_config(config)
     if not has_number_module:
