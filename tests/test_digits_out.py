@@ -118,7 +118,8 @@ def test_a_digits_out_run_trains_on_digits_and_its_model_writes_digits_only(fold
         check_tokenizer_matches(model, NumberLlamaTokenizer.from_pretrained(final, number_output="num_token"))
     batch = tokenizer(["12 + 30 = ", "7 + 5 = "], padding=True, padding_side="left", return_tensors="pt")
     num_ids = tokenizer.num_token_ids
-    model.lm_head.weight.data[num_ids] = 50 * model.lm_head.weight.data[num_ids].sign()  # number tokens now tempt it
+    head = model.get_output_embeddings().weight.data
+    head[num_ids] = 50 * head[num_ids].sign()  # number tokens now tempt it
     sequences = model.generate(**batch, max_new_tokens=4, do_sample=False, pad_token_id=tokenizer.pad_token_id)
     assert not torch.isin(sequences[:, batch["input_ids"].shape[1] :], torch.tensor(num_ids)).any()
     out = pipeline("number-generation", model=model, tokenizer=tokenizer)("12 + 30 = ", max_new_tokens=3)[0]

@@ -169,25 +169,27 @@ if __name__ == "__main__":
     save_old_checkpoints()
 
 
-def test_a_gpt2_checkpoint_saved_before_composition_loads_with_its_outputs(tmp_path: Path) -> None:
-    """Before GPT-2 was held by composition its config.json held GPT-2's fields flat and its weights sat under
-    ``transformer.`` and ``lm_head.``: such a folder (made here from a composed one, so that both run on this
-    machine) loads into ``NumberGPT2ForCausalLM`` with the same outputs, bit for bit."""
-    from model_helpers import random_batch, tiny_model
+@pytest.mark.parametrize("backbone", ["gpt2", "llama", "roberta", "modernbert"])
+def test_a_checkpoint_saved_before_composition_loads_with_its_outputs(backbone: str, tmp_path: Path) -> None:
+    """Before these families were held by composition their config.json held the family's fields flat and their
+    weights sat under the plain model's own names (``transformer.`` / ``lm_head.``, ``model.``, ``roberta.``,
+    ...): such a folder (made here from a composed one, so that both run on this machine) loads into the family's
+    class with the same outputs, bit for bit."""
+    from model_helpers import MODEL_CLASSES, random_batch, tiny_model
 
-    model = tiny_model("gpt2", "fone").eval()
+    model = tiny_model(backbone, "fone").eval()
     model.save_pretrained(tmp_path)
     config = json.loads((tmp_path / "config.json").read_text())
-    config |= config.pop("text_config") | {"model_type": "number_gpt2"}  # GPT-2's fields flat, as they were
+    config |= config.pop("text_config") | {"model_type": model.config.model_type}  # the fields flat, as they were
     (tmp_path / "config.json").write_text(json.dumps(config))
     weights = load_file(tmp_path / "model.safetensors")
     save_file({name.removeprefix("language_model."): tensor for name, tensor in weights.items()},
               tmp_path / "model.safetensors", metadata={"format": "pt"})  # fmt: skip
-    assert any(name.startswith("transformer.") for name in load_file(tmp_path / "model.safetensors"))
-    loaded, info = hf_numbers.NumberGPT2ForCausalLM.from_pretrained(tmp_path, output_loading_info=True)
+    assert not any(name.startswith("language_model.") for name in load_file(tmp_path / "model.safetensors"))
+    loaded, info = MODEL_CLASSES[backbone].from_pretrained(tmp_path, output_loading_info=True)
     assert not info["missing_keys"] and not info["unexpected_keys"], info
-    batch = {key: value for key, value in random_batch("gpt2").items() if key in ("input_ids", "input_numbers")}
+    batch = {key: value for key, value in random_batch(backbone).items() if key in ("input_ids", "input_numbers")}
     with torch.no_grad():
         assert torch.equal(loaded.eval()(**batch).logits, model(**batch).logits)
-    assert loaded.config.n_embd == model.config.n_embd
+    assert loaded.config.hidden_size == model.config.hidden_size
     assert type(loaded.config.text_config) is type(model.config.text_config)

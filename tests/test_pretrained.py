@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 from datasets import Dataset
-from model_helpers import ENCODINGS, SMOLLM2_GGUF, needs_smollm2, smollm2_folder
+from model_helpers import ENCODINGS, SMOLLM2_GGUF, backbone_state, needs_smollm2, smollm2_folder
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
 from hf_numbers import BACKBONES, NumberLlamaForCausalLM, NumberLlamaTokenizer
@@ -220,7 +220,7 @@ def test_zero_steps_evaluate_the_adapted_model_as_it_is_with_a_few_shot_prompt(t
     summary = run_training(args)
     assert summary["steps"] == 0 and summary["metrics"]["test"]["count"] == 4
     plain = LlamaForCausalLM.from_pretrained(folder).state_dict()
-    adapted = AutoModelForCausalLM.from_pretrained(tmp_path / "run" / "final").state_dict()
+    adapted = backbone_state(AutoModelForCausalLM.from_pretrained(tmp_path / "run" / "final"))
     assert all(torch.equal(adapted[name], weight) for name, weight in plain.items())
 
 
@@ -308,7 +308,7 @@ def test_the_real_smollm2_gguf_adapts_with_every_pretrained_weight(encoding: str
     plain = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
     model = NumberLlamaForCausalLM.from_pretrained_backbone(folder, tokenizer, gguf_file=SMOLLM2_GGUF,
                                                             number_encoding=encoding)  # fmt: skip
-    state = model.state_dict()
+    state = backbone_state(model)
     for name, weight in plain.state_dict().items():
         assert torch.equal(state[name][: weight.shape[0]], weight), name
     model.save_pretrained(tmp_path)  # a GGUF-loaded model itself refuses to save

@@ -19,14 +19,13 @@ from .backbones import (
 )
 from .checks import check_tokenizer_matches
 from .composed_backbones import ZOO, ComposedBackboneSpec, composable_model_types, composed_backbone
-from .configuration_number import (
-    NumberBertConfig,
-    NumberConfigFields,
+from .configuration_number import NumberBertConfig, NumberConfigFields
+from .configuration_number_families import (
+    NumberGPT2Config,
     NumberLlamaConfig,
     NumberModernBertConfig,
     NumberRobertaConfig,
 )
-from .configuration_number_families import NumberGPT2Config
 from .configuration_number_lm import NumberCausalLMConfig, NumberMaskedLMConfig
 from .encoding_base import EncodingOption, NumberEncoding
 from .encoding_exponent import ExponentEncoding

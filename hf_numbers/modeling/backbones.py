@@ -18,13 +18,13 @@ from typing import Any
 
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
-from .configuration_number import (
-    NumberBertConfig,
+from .configuration_number import NumberBertConfig
+from .configuration_number_families import (
+    NumberGPT2Config,
     NumberLlamaConfig,
     NumberModernBertConfig,
     NumberRobertaConfig,
 )
-from .configuration_number_families import NumberGPT2Config
 from .modeling_number import NumberBertForMaskedLM, NumberGPT2ForCausalLM, NumberRobertaForMaskedLM
 from .modeling_number_llama import NumberLlamaForCausalLM
 from .modeling_number_modernbert import NumberModernBertForMaskedLM

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from huggingface_hub.dataclasses import strict
-from transformers import BertConfig, LlamaConfig, ModernBertConfig, PreTrainedConfig, RobertaConfig
+from transformers import BertConfig, PreTrainedConfig
 
 from .checks import check_saved_config
 from .encoding_config import coerce_option, encoding_option, option_owners, options_in_sub_dict, own_options
@@ -233,68 +233,4 @@ class NumberBertConfig(BertConfig, NumberConfigFields):
         self._validate_number_fields()
 
 
-@strict
-class NumberRobertaConfig(RobertaConfig, NumberConfigFields):
-    """RoBERTa config with number fields (see :class:`NumberConfigFields`).
-
-    Example:
-        >>> from hf_numbers import NumberRobertaConfig
-        >>> NumberRobertaConfig(hidden_size=32, number_encoding="exponent").model_type
-        'number_roberta'
-    """
-
-    model_type = "number_roberta"
-    tokenizer_token_ids = {"pad_token_id": "pad_token_id", "bos_token_id": "bos_token_id",
-                           "eos_token_id": "eos_token_id"}
-
-    def __post_init__(self, **kwargs):
-        super().__post_init__(**kwargs)
-        self._validate_number_fields()
-
-
-@strict
-class NumberLlamaConfig(LlamaConfig, NumberConfigFields):
-    """Llama config with number fields (see :class:`NumberConfigFields`).
-
-    Example:
-        >>> from hf_numbers import NumberLlamaConfig
-        >>> NumberLlamaConfig(hidden_size=32, num_attention_heads=2, number_encoding="fone").model_type
-        'number_llama'
-    """
-
-    model_type = "number_llama"
-    tokenizer_token_ids = {"pad_token_id": "pad_token_id", "bos_token_id": "bos_token_id",
-                           "eos_token_id": "eos_token_id"}
-
-    def __post_init__(self, **kwargs):
-        super().__post_init__(**kwargs)
-        self._validate_number_fields()
-
-
-@strict
-class NumberModernBertConfig(ModernBertConfig, NumberConfigFields):
-    """ModernBERT config with number fields (see :class:`NumberConfigFields`).
-
-    Example:
-        >>> from hf_numbers import NumberModernBertConfig
-        >>> NumberModernBertConfig(hidden_size=32, num_attention_heads=2, pad_token_id=0).model_type
-        'number_modernbert'
-    """
-
-    model_type = "number_modernbert"
-    tokenizer_token_ids = {"pad_token_id": "pad_token_id", "bos_token_id": "cls_token_id",
-                           "eos_token_id": "sep_token_id", "cls_token_id": "cls_token_id",
-                           "sep_token_id": "sep_token_id"}
-
-    def __post_init__(self, **kwargs):
-        super().__post_init__(**kwargs)
-        self._validate_number_fields()
-
-
-__all__ = [
-    "NumberBertConfig",
-    "NumberConfigFields",
-    "NumberLlamaConfig",
-    "NumberModernBertConfig",
-    "NumberRobertaConfig",
-]
+__all__ = ["NumberBertConfig", "NumberConfigFields"]

@@ -1,10 +1,10 @@
 """The configs of the families hf_numbers named before any model type could be held by composition, now held by it.
 
-``NumberGPT2Config`` is a composed config (its language model's config kept whole as ``text_config``, as for any
-model type) under the model type its checkpoints were saved with (``number_gpt2``), so they load as they are. It
-also takes the family's own fields flat, as the config.json files written before hold them and as code written
-for them passes them (``NumberGPT2Config(n_embd=32, n_layer=2)``): they go to ``text_config`` and read back
-through (``config.n_embd``).
+``NumberGPT2Config`` (and Llama's, RoBERTa's and ModernBERT's alike) is a composed config (its language model's
+config kept whole as ``text_config``, as for any model type) under the model type its checkpoints were saved with
+(``number_gpt2``), so they load as they are. It also takes the family's own fields flat, as the config.json files
+written before hold them and as code written for them passes them (``NumberGPT2Config(n_embd=32, n_layer=2)``): they
+go to ``text_config`` and read back through (``config.n_embd``).
 
 Example:
     >>> config = NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, number_encoding="fone")
@@ -22,9 +22,15 @@ from transformers import AutoConfig, PreTrainedConfig
 from transformers.configuration_utils import SubConfigSpec
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
-from .configuration_number_lm import NumberCausalLMConfig, config_field_names
+from .configuration_number_lm import NumberCausalLMConfig, NumberMaskedLMConfig, config_field_names
 
-__all__ = ["FlatTextFieldsMixin", "NumberGPT2Config"]
+__all__ = [
+    "FlatTextFieldsMixin",
+    "NumberGPT2Config",
+    "NumberLlamaConfig",
+    "NumberModernBertConfig",
+    "NumberRobertaConfig",
+]
 
 
 @cache
@@ -73,3 +79,50 @@ class NumberGPT2Config(FlatTextFieldsMixin, NumberCausalLMConfig):
     sub_configs_defaults = {"text_config": SubConfigSpec(config_class=AutoConfig, model_type="gpt2")}
     tokenizer_token_ids = {"pad_token_id": "pad_token_id", "bos_token_id": "eos_token_id",
                            "eos_token_id": "eos_token_id"}
+
+
+@strict
+class NumberLlamaConfig(FlatTextFieldsMixin, NumberCausalLMConfig):
+    """A number config holding a Llama config (see the module docstring).
+
+    Example:
+        >>> NumberLlamaConfig(hidden_size=32, num_attention_heads=2, number_encoding="fone").model_type
+        'number_llama'
+    """
+
+    model_type = "number_llama"
+    text_model_type = "llama"
+    sub_configs_defaults = {"text_config": SubConfigSpec(config_class=AutoConfig, model_type="llama")}
+
+
+@strict
+class NumberRobertaConfig(FlatTextFieldsMixin, NumberMaskedLMConfig):
+    """A number config holding a RoBERTa config (see the module docstring).
+
+    Example:
+        >>> NumberRobertaConfig(hidden_size=32, number_encoding="exponent").text_config.model_type
+        'roberta'
+    """
+
+    model_type = "number_roberta"
+    text_model_type = "roberta"
+    sub_configs_defaults = {"text_config": SubConfigSpec(config_class=AutoConfig, model_type="roberta")}
+    tokenizer_token_ids = {"pad_token_id": "pad_token_id", "bos_token_id": "bos_token_id",
+                           "eos_token_id": "eos_token_id"}
+
+
+@strict
+class NumberModernBertConfig(FlatTextFieldsMixin, NumberMaskedLMConfig):
+    """A number config holding a ModernBERT config (see the module docstring).
+
+    Example:
+        >>> NumberModernBertConfig(hidden_size=32, num_attention_heads=2, pad_token_id=0).hidden_size
+        32
+    """
+
+    model_type = "number_modernbert"
+    text_model_type = "modernbert"
+    sub_configs_defaults = {"text_config": SubConfigSpec(config_class=AutoConfig, model_type="modernbert")}
+    tokenizer_token_ids = {"pad_token_id": "pad_token_id", "bos_token_id": "cls_token_id",
+                           "eos_token_id": "sep_token_id", "cls_token_id": "cls_token_id",
+                           "sep_token_id": "sep_token_id"}

@@ -29,8 +29,11 @@ from .configuration_number import NumberConfigFields
 __all__ = ["NumberCausalLMConfig", "NumberLMConfigMixin", "NumberMaskedLMConfig", "config_field_names"]
 
 _FROM_TEXT_CONFIG = ("vocab_size", "hidden_size", "initializer_range", "pad_token_id", "bos_token_id",
-                     "eos_token_id", "cls_token_id", "sep_token_id")
+                     "eos_token_id", "cls_token_id", "sep_token_id", "tie_word_embeddings")
 """The fields a number config reads from its language model's config."""
+_SAVED_FROM_TEXT_CONFIG = ("tie_word_embeddings",)
+"""Of those, the ones ``to_dict`` also writes at the top (read, as Llava's, by tools that look at the outer config
+only: PEFT ties trainable token rows of a tied output matrix by it)."""
 
 
 def config_field_names(config_class: type) -> set[str]:
@@ -57,6 +60,14 @@ class NumberLMConfigMixin:
             setattr(self.__dict__["text_config"], name, value)
         else:
             super().__setattr__(name, value)
+
+    def to_dict(self) -> dict[str, Any]:
+        output = super().to_dict()
+        text = self.__dict__.get("text_config")
+        for name in _SAVED_FROM_TEXT_CONFIG:
+            if isinstance(text, PreTrainedConfig) and getattr(text, name, None) is not None:
+                output[name] = getattr(text, name)
+        return output
 
     def _set_text_fields(self, fields: dict[str, Any]) -> None:
         """Move the fields of :data:`_FROM_TEXT_CONFIG` in ``fields`` to ``text_config`` (they live there)."""

@@ -1,10 +1,9 @@
 """Number-aware GPT-2, BERT and RoBERTa.
 
-``NumberGPT2ForCausalLM`` holds a ``GPT2LMHeadModel`` by composition (``NumberForCausalLM``);
-``NumberBertForMaskedLM`` and ``NumberRobertaForMaskedLM`` subclass transformers' own classes, so plain
-checkpoints load into them and reuse every weight. What they share is :class:`NumberModelMixin`
-(``modeling_number_base.py``); a class here adds only its backbone's token head and, for RoBERTa, its
-position ids.
+``NumberGPT2ForCausalLM`` and ``NumberRobertaForMaskedLM`` hold transformers' own model by composition
+(``NumberForCausalLM``, ``NumberForMaskedLM``); ``NumberBertForMaskedLM`` subclasses ``BertForMaskedLM``, so plain
+checkpoints load into it and reuse every weight (:class:`NumberModelMixin`, ``modeling_number_base.py``), and adds
+only BERT's token head.
 
 Example:
     >>> tokenizer = NumberGPT2Tokenizer.from_pretrained("path/to/gpt2")  # doctest: +SKIP
@@ -15,14 +14,13 @@ Example:
 from __future__ import annotations
 
 import torch
-from transformers import BertForMaskedLM, RobertaForMaskedLM
-from transformers.models.roberta.modeling_roberta import RobertaEmbeddings
+from transformers import BertForMaskedLM
 
-from .configuration_number import NumberBertConfig, NumberRobertaConfig
-from .configuration_number_families import NumberGPT2Config
+from .configuration_number import NumberBertConfig
+from .configuration_number_families import NumberGPT2Config, NumberRobertaConfig
 from .generation_number import NumberFillMaskMixin
 from .modeling_number_base import NumberModelMixin
-from .modeling_number_lm import NumberForCausalLM
+from .modeling_number_lm import NumberForCausalLM, NumberForMaskedLM
 from .modeling_outputs import NumberCausalLMOutput, NumberMaskedLMOutput
 
 __all__ = [
@@ -74,11 +72,11 @@ class NumberBertForMaskedLM(NumberFillMaskMixin, NumberModelMixin, BertForMasked
         return self.cls(hidden_states)
 
 
-class NumberRobertaForMaskedLM(NumberFillMaskMixin, NumberModelMixin, RobertaForMaskedLM):
-    """RoBERTa masked LM with a number encoding and number head; :meth:`fill_mask` fills numbers too.
-
-    Position ids are computed from ``input_ids`` as RoBERTa does (padding keeps the padding
-    position), since the backbone only sees embeddings.
+class NumberRobertaForMaskedLM(NumberForMaskedLM):
+    """RoBERTa masked LM with a number encoding and number head (``self.language_model``, a ``RobertaForMaskedLM``);
+    :meth:`fill_mask` fills numbers too. Position ids come from ``input_ids`` as RoBERTa makes them (padding keeps
+    the padding position). Checkpoints saved before composition (under ``roberta.`` and ``lm_head.``) load as they
+    are.
 
     Example:
         >>> config = NumberRobertaConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
@@ -91,13 +89,4 @@ class NumberRobertaForMaskedLM(NumberFillMaskMixin, NumberModelMixin, RobertaFor
     """
 
     config_class = NumberRobertaConfig
-    normalized_embeddings = True
-
-    def _token_logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        return self.lm_head(hidden_states)
-
-    def _position_ids(self, input_ids: torch.Tensor, position_ids: torch.Tensor | None) -> torch.Tensor:
-        if position_ids is not None:
-            return position_ids
-        return RobertaEmbeddings.create_position_ids_from_input_ids(input_ids, self.roberta.embeddings.padding_idx)
-
+    legacy_prefixes = ("roberta", "lm_head")

@@ -1,9 +1,9 @@
 """What every number model shares: :class:`NumberModelMixin`.
 
-The ``Number*`` model classes subclass transformers' own classes with this mixin, so the number
-path is written once: number positions from ``isin(input_ids, config.num_token_ids)``, the
-encoding's embedding at them, the losses (``modeling_number_losses.py``), loading a plain or saved
-checkpoint, freezing the backbone and what ``save_pretrained`` adds. A text baseline has no number
+The number models (those holding a language model, ``modeling_number_lm.py``, and BERT's, which subclasses
+``BertForMaskedLM``) share this mixin, so the number path is written once: number positions from ``isin(input_ids,
+config.num_token_ids)``, the encoding's embedding at them, the losses (``modeling_number_losses.py``), loading a
+plain or saved checkpoint, freezing the backbone and what ``save_pretrained`` adds. A text baseline has no number
 module: the model is then the plain backbone. docs/design.md ("The path of data") tells the rest.
 
 Example:

@@ -1,30 +1,27 @@
-"""Number-aware Llama: a causal LM with a number encoding, whose ``generate`` also returns numbers.
+"""Number-aware Llama, held by composition: ``NumberLlamaForCausalLM`` is :class:`NumberForCausalLM` with
+``NumberLlamaConfig`` (model type ``number_llama``, as its checkpoints were saved).
 
-``NumberLlamaForCausalLM`` subclasses transformers' ``LlamaForCausalLM``, so a plain Llama
-checkpoint loads into it and reuses every weight. Llama has no position-embedding module (RoPE
-rotates queries and keys inside attention) and no norm on its embeddings, so the number
-encoding's output is the trunk's input as it is (xVal: ``value x e_[NUM]``). The first block's
-RMSNorm divides that value's size out, so a fresh xVal model starts its number rows larger
-(``VALUE_ROWS_INIT_SCALE``) for the value to count in the residual stream from block 2 on.
+Llama has no position-embedding module (RoPE rotates queries and keys inside attention) and no norm on its
+embeddings, so the number encoding's output is the trunk's input as it is (xVal: ``value x e_[NUM]``); what that
+means for xVal's start (``VALUE_ROWS_INIT_SCALE``) the composed path reads from the model's facts, as for any
+rotary model.
 """
 
 from __future__ import annotations
 
-import torch
-from transformers import LlamaForCausalLM
-
-from .configuration_number import NumberLlamaConfig
-from .generation_number import NumberGenerationMixin
-from .modeling_number_base import NumberModelMixin
-from .modeling_outputs import NumberCausalLMOutput
+from .configuration_number_families import NumberLlamaConfig
+from .modeling_number_lm import NumberForCausalLM
 
 __all__ = ["NumberLlamaForCausalLM"]
 
 
-class NumberLlamaForCausalLM(NumberGenerationMixin, NumberModelMixin, LlamaForCausalLM):
-    """Llama with a number encoding and number head; ``generate`` also returns the numbers.
+class NumberLlamaForCausalLM(NumberForCausalLM):
+    """Llama with a number encoding and number head (``self.language_model``, a ``LlamaForCausalLM``); ``generate``
+    also returns the numbers. Checkpoints saved before composition (weights under ``model.`` and ``lm_head.``) load
+    as they are.
 
     Example:
+        >>> import torch
         >>> config = NumberLlamaConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
         ...                            num_attention_heads=2, num_key_value_heads=1, vocab_size=100,
         ...                            num_token_id=98, num_token_ids=[98, 99], number_encoding="fone")
@@ -37,9 +34,4 @@ class NumberLlamaForCausalLM(NumberGenerationMixin, NumberModelMixin, LlamaForCa
     """
 
     config_class = NumberLlamaConfig
-    causal = True
-    adds_positions = False
-    output_class = NumberCausalLMOutput
-
-    def _token_logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        return self.lm_head(hidden_states)
+    legacy_prefixes = ("model", "lm_head")

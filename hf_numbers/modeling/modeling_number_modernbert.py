@@ -1,31 +1,28 @@
-"""Number-aware ModernBERT: a masked LM with a number encoding; :meth:`fill_mask` fills numbers too.
+"""Number-aware ModernBERT, held by composition: ``NumberModernBertForMaskedLM`` is :class:`NumberForMaskedLM` with
+``NumberModernBertConfig`` (model type ``number_modernbert``, as its checkpoints were saved).
 
-``NumberModernBertForMaskedLM`` subclasses transformers' ``ModernBertForMaskedLM``, so a plain
-ModernBERT checkpoint loads into it and reuses every weight. Its embedding module ends with a
-LayerNorm, so an encoding that scales the embedding by the value (xVal) scales that module's
-normalised output (``normalized_embeddings``), as for BERT; there is no position-embedding
-module (RoPE). The token head is ModernBERT's own: ``decoder(head(hidden_states))``. The
-installed transformers keeps ModernBERT's inputs padded (padding is masked in attention, never
-removed), so hidden states stay aligned with ``input_ids`` and the number positions; logits are
-always dense (``config.sparse_prediction`` is not applied).
+Its embedding module ends with a LayerNorm, so an encoding that scales the embedding by the value (xVal) scales
+that module's normalised output, as for BERT; there is no position-embedding module (RoPE). The token head is
+ModernBERT's own (``decoder(head(hidden_states))``, run by the language model). The installed transformers keeps
+ModernBERT's inputs padded (padding is masked in attention, never removed), so hidden states stay aligned with
+``input_ids`` and the number positions.
 """
 
 from __future__ import annotations
 
-import torch
-from transformers import ModernBertForMaskedLM
-
-from .configuration_number import NumberModernBertConfig
-from .generation_number import NumberFillMaskMixin
-from .modeling_number_base import NumberModelMixin
+from .configuration_number_families import NumberModernBertConfig
+from .modeling_number_lm import NumberForMaskedLM
 
 __all__ = ["NumberModernBertForMaskedLM"]
 
 
-class NumberModernBertForMaskedLM(NumberFillMaskMixin, NumberModelMixin, ModernBertForMaskedLM):
-    """ModernBERT masked LM with a number encoding and number head; :meth:`fill_mask` fills numbers too.
+class NumberModernBertForMaskedLM(NumberForMaskedLM):
+    """ModernBERT masked LM with a number encoding and number head (``self.language_model``, a
+    ``ModernBertForMaskedLM``); :meth:`fill_mask` fills numbers too. Checkpoints saved before composition (weights
+    under ``model.``, ``head.`` and ``decoder.``) load as they are.
 
     Example:
+        >>> import torch
         >>> config = NumberModernBertConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
         ...                                 num_attention_heads=2, vocab_size=100, pad_token_id=1,
         ...                                 bos_token_id=2, eos_token_id=3, cls_token_id=2, sep_token_id=3,
@@ -37,8 +34,4 @@ class NumberModernBertForMaskedLM(NumberFillMaskMixin, NumberModelMixin, ModernB
     """
 
     config_class = NumberModernBertConfig
-    adds_positions = False
-    normalized_embeddings = True
-
-    def _token_logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        return self.decoder(self.head(hidden_states))
+    legacy_prefixes = ("model", "head", "decoder")
