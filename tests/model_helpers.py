@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from hf_numbers import BACKBONES, NUMBER_ENCODINGS_REGISTRY
+from hf_numbers import BACKBONES, NUMBER_ENCODINGS_REGISTRY, ZOO
 from hf_numbers.modeling.checks import checked_input_numbers
 from hf_numbers.modeling.encoding_base import refuse_where
 from hf_numbers.modeling.encoding_config import own_options
@@ -30,6 +30,8 @@ TEXT_MATRIX = [(backbone, encoding) for backbone in BACKBONES for encoding in TE
 """Every (backbone, text encoding) pair."""
 DIGIT_MATRIX = [(backbone, encoding) for backbone in BACKBONES for encoding in DIGIT_ENCODINGS]
 """Every (backbone, value-aware digits encoding) pair."""
+ZOO_MATRIX = [(name, encoding) for name in ZOO for encoding in (*ENCODINGS, *TEXT_ENCODINGS, *DIGIT_ENCODINGS)]
+"""Every model type of ``hf_numbers.ZOO`` (held by composition) with every encoding: tests/test_zoo.py."""
 CAUSAL = [name for name, spec in BACKBONES.items() if spec.causal]
 MASKED = [name for name, spec in BACKBONES.items() if not spec.causal]
 ONE_PER_KIND = [CAUSAL[0], MASKED[0]]

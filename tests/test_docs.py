@@ -134,6 +134,37 @@ def test_readme_is_a_front_door() -> None:
     assert commands[1].startswith("bash scripts/setup.sh && .venv/bin/python -m pytest -q")  # what CI runs
 
 
+def backbone_table() -> list[str]:
+    """README.md's backbone table, made from the pairs the tests run: the named backbones' (``MATRIX``,
+    ``TEXT_MATRIX``, ``DIGIT_MATRIX``, tests/model_helpers.py) and the composed zoo's (``ZOO_MATRIX``)."""
+    from model_helpers import DIGIT_ENCODINGS, DIGIT_MATRIX, ENCODINGS, MATRIX, TEXT_ENCODINGS, TEXT_MATRIX, ZOO_MATRIX
+
+    tested = {*MATRIX, *TEXT_MATRIX, *DIGIT_MATRIX, *ZOO_MATRIX}
+    columns = [*ENCODINGS, *DIGIT_ENCODINGS]
+    texts = ", ".join(f"`{name}`" for name in TEXT_ENCODINGS)
+    lines = [f"| backbone | class | kind | {' | '.join(f'`{name}`' for name in columns)} | text baselines ({texts}) |",
+             f"| --- | --- | --- | {' | '.join(':---:' for _ in columns)} | :---: |"]  # fmt: skip
+    names = [*hf_numbers.BACKBONES, *hf_numbers.ZOO]
+    for name in names:
+        spec = hf_numbers.get_backbone(name)
+        label = f"{spec.display_name} (`{name}`)" if name in hf_numbers.BACKBONES else f"`{name}`"
+        marks = ["✓" if (name, encoding) in tested else "" for encoding in columns]
+        marks.append("✓" if all((name, encoding) in tested for encoding in TEXT_ENCODINGS) else "")
+        kind = "causal" if spec.causal else "masked"
+        lines.append(f"| {label} | `{spec.model_class.__name__}` | {kind} | {' | '.join(marks)} |")
+    return lines
+
+
+def test_the_readme_backbone_table_is_the_tested_matrix() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    expected = backbone_table()
+    start = readme.index(expected[0]) if expected[0] in readme else None
+    found = readme[start : start + len(expected) + 1] if start is not None else []
+    assert found[: len(expected)] == expected and not found[-1].startswith("|"), (
+        "README.md's backbone table is not the tested matrix; paste this one:\n" + "\n".join(expected)
+    )
+
+
 _LINK = re.compile(r"!?\[[^\]]*\]\((?P<target>[^)\s]+)\)")
 
 

@@ -27,7 +27,8 @@ from model_helpers import (
 from transformers import AutoModel
 
 from hf_numbers import BACKBONES, NUMBER_ENCODINGS_REGISTRY, NumberGPT2Config
-from hf_numbers.modeling.number_scaling import LEGACY_SCALER_FILE, NumberScaling
+from hf_numbers.modeling.legacy_checkpoints import LEGACY_SCALER_FILE
+from hf_numbers.modeling.number_scaling import NumberScaling
 
 SCALING = NumberScaling(shift=0.5, scale=0.8, log=True)  # signed log, then shift and scale: nothing cancels out
 SCALED = [name for name in ENCODINGS if NUMBER_ENCODINGS_REGISTRY[name].needs_scaling]

@@ -14,7 +14,15 @@ from pathlib import Path
 
 import pytest
 import torch
-from model_helpers import DIGIT_ENCODINGS, ENCODINGS, SMOLLM2_GGUF, TEXT_ENCODINGS, needs_smollm2, smollm2_folder
+from model_helpers import (
+    DIGIT_ENCODINGS,
+    ENCODINGS,
+    SMOLLM2_GGUF,
+    TEXT_ENCODINGS,
+    ZOO_MATRIX,
+    needs_smollm2,
+    smollm2_folder,
+)
 
 from hf_numbers import ZOO, NumberCausalLMConfig, NumberTokenizer, composed_backbone, get_backbone
 from hf_numbers.data import train_number_tokenizer
@@ -65,15 +73,14 @@ EVERY_ENCODING = [*ENCODINGS, *TEXT_ENCODINGS, *DIGIT_ENCODINGS]
 def saved_zoo(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], tuple[Path, list]]:
     """Every zoo type with every encoding, saved with its tokenizer, and its logits on :data:`BATCH`."""
     root, saved = tmp_path_factory.mktemp("zoo"), {}
-    for name in ZOO:
-        for encoding in EVERY_ENCODING:
-            model, tokenizer = zoo_model(name, encoding)
-            folder = root / f"{name}-{encoding}"
-            model.save_pretrained(folder)
-            tokenizer.save_pretrained(folder)
-            with torch.no_grad():
-                logits = model(**tokenizer(BATCH, return_tensors="pt", padding=True)).logits
-            saved[name, encoding] = (folder, logits.tolist())
+    for name, encoding in ZOO_MATRIX:
+        model, tokenizer = zoo_model(name, encoding)
+        folder = root / f"{name}-{encoding}"
+        model.save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
+        with torch.no_grad():
+            logits = model(**tokenizer(BATCH, return_tensors="pt", padding=True)).logits
+        saved[name, encoding] = (folder, logits.tolist())
     return saved
 
 
@@ -225,11 +232,10 @@ def test_smollm2_through_the_generic_path_starts_as_the_base_model() -> None:
         assert torch.equal(model(**batch).logits, plain(input_ids=batch["input_ids"]).logits)
 
 
-def test_the_readme_and_the_models_page_list_the_zoo_the_tests_run() -> None:
-    root = Path(__file__).resolve().parents[1]
-    listed = ", ".join(ZOO)
-    for page in ("README.md", "docs/models.md"):
-        assert listed in " ".join((root / page).read_text(encoding="utf-8").split()), page
+def test_the_models_page_lists_the_zoo_the_tests_run() -> None:
+    """(README.md's backbone table is the tested matrix itself: tests/test_docs.py.)"""
+    page = Path(__file__).resolve().parents[1] / "docs" / "models.md"
+    assert ", ".join(ZOO) in " ".join(page.read_text(encoding="utf-8").split())
 
 
 def test_a_pretrained_folder_of_a_composed_backbone_adapts_with_lora_through_the_cli(tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ from .encoding_base import NumberEncoding
 from .encoding_digits import DigitValueEmbedding
 from .encoding_registry import build_digit_values, build_number_encoding
 from .hub_card import NumberModelCardMixin
+from .legacy_checkpoints import move_legacy_scaler
 from .modeling_number_losses import NumberLossMixin
 from .modeling_outputs import CACHE_NAME, NumberMaskedLMOutput
 from .number_scaling import NumberScalingMixin
@@ -273,7 +274,7 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
             model.freeze_backbone()
         if isinstance(pretrained_model_name_or_path, (str, os.PathLike)):
             folder = os.path.join(pretrained_model_name_or_path, kwargs.get("subfolder") or "")
-            model._move_legacy_scaler(folder)
+            move_legacy_scaler(model, folder)
             model._keep_model_card(folder)
         return (model, info) if wants_info else model
 

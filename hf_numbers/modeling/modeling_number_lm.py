@@ -31,6 +31,7 @@ from transformers.modeling_outputs import BaseModelOutput
 
 from .configuration_number_lm import NumberCausalLMConfig, NumberMaskedLMConfig
 from .generation_number import NumberFillMaskMixin, NumberGenerationMixin
+from .legacy_checkpoints import legacy_key_mapping
 from .modeling_number_base import NumberModelMixin
 from .modeling_outputs import NumberCausalLMOutput
 
@@ -106,8 +107,7 @@ class _NumberLanguageModel(NumberModelMixin, PreTrainedModel):
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path: Any, *args: Any, **kwargs: Any) -> Any:
         if cls.legacy_prefixes:
-            prefixes = "|".join(cls.legacy_prefixes)
-            kwargs.setdefault("key_mapping", {rf"^({prefixes})\.": r"language_model.\1."})
+            kwargs.setdefault("key_mapping", legacy_key_mapping(cls.legacy_prefixes))
         return super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
 
     def __init__(self, config: Any, language_model: PreTrainedModel | None = None):

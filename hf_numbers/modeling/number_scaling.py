@@ -3,8 +3,8 @@
 xVal multiplies the ``[NUM]`` embedding by the value, so values must reach the trunk in a small range.
 :class:`NumberScaling` is that map (shift, scale, optional signed log; the config's ``number_scaling_*``
 fields): it applies it and its inverse and fits it to data, so that callers pass and get the data's
-own units. The formula and the older ``number_scaler.json`` (:func:`read_legacy_scaler`) are in
-docs/models.md.
+own units. The formula is in docs/models.md; an older checkpoint's ``number_scaler.json``:
+``legacy_checkpoints.py``.
 
 Example:
     >>> NumberScaling(shift=10.0, scale=2.0).transform(14.0)
@@ -13,37 +13,28 @@ Example:
 
 from __future__ import annotations
 
-import json
-import logging
 import math
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
 __all__ = [
-    "LEGACY_SCALER_FILE",
     "SCALING_FIELDS",
     "SCALING_KINDS",
     "NumberScaling",
     "NumberScalingMixin",
     "finite_values",
     "positive_number",
-    "read_legacy_scaler",
 ]
 
 SCALING_FIELDS = ("number_scaling_shift", "number_scaling_scale", "number_scaling_log")
 """The config fields holding the scaling."""
 SCALING_KINDS = ("identity", "standard", "maxabs")
 """How :meth:`NumberScaling.fit` chooses shift and scale."""
-LEGACY_SCALER_FILE = "number_scaler.json"
-"""Where checkpoints of hf_numbers before the scaling moved into the config kept it."""
 _LN10 = math.log(10.0)
 _REAL = (int, float, np.integer, np.floating)
-_logger = logging.getLogger(__name__)
 
 
 def positive_number(name: str, value: Any) -> float:
@@ -227,38 +218,10 @@ def _float64(values: Any) -> tuple[Any, Any, Any]:
     return np.array(values, dtype=np.float64), np, back
 
 
-def read_legacy_scaler(folder: str | os.PathLike) -> NumberScaling | None:
-    """The scaling of an older checkpoint's ``number_scaler.json`` in ``folder``; None if there is none.
-
-    A file that is not a fitted scaler state of format version 1 (what hf_numbers wrote before the scaling
-    moved into the config) is a ``ValueError``.
-
-    Example:
-        >>> read_legacy_scaler("runs/old/final")  # doctest: +SKIP
-        NumberScaling(shift=52.1, scale=7.9, log=False)
-    """
-    file = Path(folder) / LEGACY_SCALER_FILE
-    if not file.is_file():
-        return None
-    try:
-        state = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise ValueError(f"cannot read {file} ({error})") from None
-    if not isinstance(state, dict) or state.get("format_version") != 1 or not {"shift", "scale", "log"} <= set(state):
-        raise ValueError(f"{file} is not a number_scaler.json of hf_numbers (format_version 1, shift, scale, log)")
-    if state["shift"] is None or state["scale"] is None:
-        raise ValueError(f"{file} holds an unfitted scaler (no shift and scale)")
-    try:
-        return NumberScaling(state["shift"], state["scale"], state["log"])
-    except ValueError as error:
-        raise ValueError(f"{file}: {error}") from None
-
-
 class NumberScalingMixin:
     """The scaling methods of the ``Number*`` models (``NumberModelMixin`` inherits them).
 
-    The scaling lives in the config; these read, set and fit it, and move an older checkpoint's
-    ``number_scaler.json`` into it on ``from_pretrained``.
+    The scaling lives in the config; these read, set and fit it.
     """
 
     @property
@@ -302,25 +265,3 @@ class NumberScalingMixin:
                 "scaling stays the identity; fit_number_scaling is for encodings that need scaling, such as 'xval'"
             )
         return self.set_number_scaling(NumberScaling.fit(values, kind, log=log, max_abs=max_abs))
-
-    def _move_legacy_scaler(self, folder: str | os.PathLike | None) -> None:
-        """Move an older checkpoint's ``number_scaler.json`` (in ``folder``) into the config, with a warning."""
-        legacy = read_legacy_scaler(folder) if folder is not None and Path(folder).is_dir() else None
-        if legacy is None or self.number_encoding is None:
-            return
-        current = self.number_scaling
-        if legacy == current or legacy.is_identity:
-            return
-        if not current.is_identity:
-            raise ValueError(
-                f"{Path(folder) / LEGACY_SCALER_FILE} ({legacy}) disagrees with the number scaling of the config "
-                f"({current}); the config's is the one the model applies: delete the file"
-            )
-        self.set_number_scaling(legacy)
-        _logger.warning(
-            "%s: moved number_scaler.json (a checkpoint of hf_numbers before the scaling moved into the model) into "
-            "the config: %s. The model now takes and returns values in the data's units; save_pretrained writes the "
-            "scaling into config.json.",
-            folder,
-            ", ".join(f"{k}={v}" for k, v in legacy.to_config().items()),
-        )

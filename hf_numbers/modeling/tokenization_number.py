@@ -15,7 +15,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from itertools import chain
@@ -26,6 +25,7 @@ from tokenizers import Tokenizer
 from transformers import AddedToken, BatchEncoding, BertTokenizer, GPT2Tokenizer, RobertaTokenizer, TokenizersBackend
 from transformers.tokenization_utils_base import PaddingStrategy, TruncationStrategy
 
+from .legacy_checkpoints import unflag_special
 from .parsing import DIGIT_ORDERS, NEUTRAL_NUMBER, NUMBER_OUTPUTS, split_numbers
 from .text_schemes import NUMBER_SCHEMES, SCHEME_TOKEN_RE, NumberScheme
 from .tokenization_decoding import NumberDecodingMixin
@@ -138,7 +138,8 @@ class NumberTokenizerMixin(NumberDecodingMixin):
             self.init_kwargs["num_token"] = num_token  # (saved only here: transformers adds saved *_token strings)
             variants = [num_token, " " + num_token] if self.spaced_num_token else [num_token]
             self._num_token_ids = self._whole_token_ids(variants)
-            self._unflag_special(self._num_token_ids)
+            rebuilt = unflag_special(self._tokenizer, self._num_token_ids)  # a folder saved before 0.2
+            self._tokenizer = rebuilt or self._tokenizer
         else:
             self.init_kwargs.pop("num_token", None)
         if number_scheme in NUMBER_SCHEMES:
@@ -161,23 +162,6 @@ class NumberTokenizerMixin(NumberDecodingMixin):
         if missing:  # also when the vocabulary has the string as an ordinary (splittable) entry
             self.add_tokens([AddedToken(token, special=False, normalized=False) for token in missing])
         return self.convert_tokens_to_ids(tokens)
-
-    def _unflag_special(self, ids: list[int]) -> None:
-        """Make ``ids`` ordinary added tokens in the Rust tokenizer where a saved file flags them special.
-
-        Folders saved by hf_numbers before 0.2 flag ``[NUM]`` special in ``tokenizer.json``; the Rust
-        decoder would then drop numbers under ``skip_special_tokens``. Re-adding a token does not clear
-        the flag there, so the tokenizer is rebuilt from its JSON with the flag off.
-        """
-        decoder = self._tokenizer.get_added_tokens_decoder()
-        if not any(decoder[i].special for i in ids if i in decoder):
-            return
-        state = json.loads(self._tokenizer.to_str())
-        for token in state["added_tokens"]:
-            token["special"] = token["special"] and token["id"] not in ids
-        rebuilt = Tokenizer.from_str(json.dumps(state))
-        rebuilt.encode_special_tokens = self._tokenizer.encode_special_tokens
-        self._tokenizer = rebuilt
 
     @property
     def num_token_id(self) -> int | None:

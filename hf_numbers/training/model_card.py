@@ -26,7 +26,8 @@ from ..data import TASKS
 from ..data.loading import load_task, parse_task_options, task_name
 from ..modeling import find_numbers, get_backbone, get_encoding
 from ..modeling.hub_card import CARD_FILE, CARD_TAG, read_model_card
-from ..modeling.number_scaling import NumberScaling, read_legacy_scaler
+from ..modeling.legacy_checkpoints import read_legacy_scaler
+from ..modeling.number_scaling import NumberScaling
 from ..modeling.pipeline_number import PIPELINE_TASKS
 from .run_folder import FINAL_DIR, RUN_MARKER
 
