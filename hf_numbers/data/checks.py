@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..modeling import find_numbers, get_encoding
+from ..modeling.parsing import writes_digits
+from .collators import completions_of
 from .splits import CORE_FEATURES, WORD_FEATURES
 
 if TYPE_CHECKING:
@@ -183,7 +185,7 @@ def check_answers_tokenized(
     Example:
         >>> check_answers_tokenized(dataset, tokenized, tokenizer, 128)  # doctest: +SKIP
     """
-    if getattr(tokenizer, "number_output", "num_token") == "digits":
+    if writes_digits(tokenizer):
         _check_completions_kept(dataset, tokenizer, max_length - int(end_with_eos))
         return
     for split in tokenized:
@@ -241,7 +243,7 @@ def check_answer_boundary(
 def _check_completions_kept(dataset: DatasetDict, tokenizer: Any, length: int) -> None:
     """``number_output="digits"``: every completion (the answer's digits) fits within ``length`` tokens."""
     for split, data in dataset.items():
-        completions = [text[len(prompt) :] for text, prompt in zip(data["text"], data["prompt"])]
+        completions = completions_of(data["text"], data["prompt"])
         rows = tokenizer.encode_prompts_and_completions(data["prompt"], completions)["input_ids"]
         for row, ids in enumerate(rows):
             if len(ids) > length:

@@ -59,16 +59,32 @@ def prompt_lengths_of(texts: Sequence[str], prompts: Sequence[str], offsets: Seq
         [4]
     """
     texts, prompts = list(texts), list(prompts)
-    if len(texts) != len(prompts):
-        raise ValueError(f"{len(texts)} texts but {len(prompts)} prompts")
-    for index, (text, prompt) in enumerate(zip(texts, prompts)):
-        if not text.startswith(prompt):
-            raise ValueError(f"example {index}: the prompt {prompt[:40]!r} is not a prefix of the text {text[:40]!r}")
+    _check_prompts_lead(texts, prompts)
     lengths = []
     for row, prompt in zip(offsets, prompts, strict=True):
         ends = [end for _, end in row]
         lengths.append(next((i for i, end in enumerate(ends) if end > len(prompt)), len(ends)))
     return lengths
+
+
+def completions_of(texts: Sequence[str], prompts: Sequence[str]) -> list[str]:
+    """Each text after its prompt (a prefix of the text; ``ValueError`` naming the example where it is not).
+
+    Example:
+        >>> completions_of(["12 + 3 = 15"], ["12 + 3 = "])
+        ['15']
+    """
+    texts, prompts = list(texts), list(prompts)
+    _check_prompts_lead(texts, prompts)
+    return [text[len(prompt) :] for text, prompt in zip(texts, prompts)]
+
+
+def _check_prompts_lead(texts: list[str], prompts: list[str]) -> None:
+    if len(texts) != len(prompts):
+        raise ValueError(f"{len(texts)} texts but {len(prompts)} prompts")
+    for index, (text, prompt) in enumerate(zip(texts, prompts)):
+        if not text.startswith(prompt):
+            raise ValueError(f"example {index}: the prompt {prompt[:40]!r} is not a prefix of the text {text[:40]!r}")
 
 
 def overlapping_tokens(offsets: Sequence[Sequence[int]], spans: Sequence[Sequence[float]]) -> list[bool]:

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..modeling import NEUTRAL_NUMBER
+from ..modeling.parsing import writes_digits
 from .checks import load_saved_task
-from .collators import number_token_masks_of, prompt_lengths_of
+from .collators import completions_of, number_token_masks_of, prompt_lengths_of
 from .tasks import TASK_FILE, TASKS, make_task
 
 if TYPE_CHECKING:
@@ -129,7 +130,7 @@ def tokenize_dataset(
         raise ValueError("end_with_eos=True needs a tokenizer with an eos_token")
     text_length = max_length - 1 if eos is not None else max_length
 
-    digits_out = getattr(tokenizer, "number_output", "num_token") == "digits"
+    digits_out = writes_digits(tokenizer)
     if digits_out and not all("prompt" in data.column_names for data in dataset.values()):
         raise ValueError(
             "number_output='digits' writes a completion's numbers as digits after a prompt read with [NUM]: it needs "
@@ -141,7 +142,7 @@ def tokenize_dataset(
 
     def encode(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
         if digits_out:
-            completions = [text[len(prompt) :] for text, prompt in zip(batch["text"], batch["prompt"])]
+            completions = completions_of(batch["text"], batch["prompt"])
             out = tokenizer.encode_prompts_and_completions(batch["prompt"], completions, max_length=text_length)
             return _with_eos(out, eos)
         offsets = number_token_mask or "prompt" in batch  # one tokenization serves the masks and prompt lengths

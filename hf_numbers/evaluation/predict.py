@@ -17,6 +17,7 @@ import torch
 from ..data.checks import check_answer_boundary
 from ..data.collators import prompt_lengths_of
 from ..modeling import NEUTRAL_NUMBER, find_numbers, get_encoding
+from ..modeling.parsing import writes_digits
 
 TEXT_ANSWER_TOKENS = 24
 """New tokens generated for a ``text`` model's answer (``format_number`` writes a float64 in 24 characters at most)."""
@@ -144,7 +145,7 @@ def _generate_answers(
 ) -> tuple[list[str], list[bool]]:
     """Greedy continuations of the prompts (each text's tokens before its answer's first token), and whether
     every logit each row's tokens were chosen from was finite."""
-    if getattr(tokenizer, "number_output", "num_token") == "digits":
+    if writes_digits(tokenizer):
         prompts = _number_prompts(tokenizer, [text[:start] for text, (start, _) in zip(texts, spans)], max_length)
     else:
         prompts = _text_prompts(tokenizer, texts, spans, max_length)
@@ -167,16 +168,11 @@ def _generate_answers(
 
 
 def _number_prompts(tokenizer: Any, prompts: list[str], max_length: int | None) -> list[dict[str, Any]]:
-    """``number_output="digits"``: each prompt tokenized alone, its numbers as number tokens with their values (as
-    ``encode_prompts_and_completions`` trained it)."""
-    enc = tokenizer(prompts)
-    rows = []
-    for row, (ids, numbers) in enumerate(zip(enc["input_ids"], enc["input_numbers"])):
-        if max_length is not None and len(ids) >= max_length:
-            raise ValueError(f"example {row}: its prompt is {len(ids)} tokens, no room left within max_length "
-                             f"{max_length} for the answer; raise max_length")  # fmt: skip
-        rows.append({"input_ids": ids, "attention_mask": [1] * len(ids), "input_numbers": numbers})
-    return rows
+    """``number_output="digits"``: each prompt as ``encode_prompts_and_completions`` trained it (tokenized alone, its
+    numbers as number tokens with their values), with nothing after it."""
+    rows = tokenizer.encode_prompts_and_completions(prompts, [""] * len(prompts), max_length=max_length)
+    keys = ("input_ids", "attention_mask", "input_numbers")
+    return [dict(zip(keys, row)) for row in zip(*(rows[key] for key in keys))]
 
 
 def _text_prompts(

@@ -98,8 +98,8 @@ class _NumberLanguageModel(NumberModelMixin, PreTrainedModel):
     _supports_flash_attn = True
     _supports_flex_attn = True
 
-    _tied_weights_keys: dict[str, str] = {}  # noqa: RUF012  (none of its own: the language model's tie its head;
-    # a dict, so that PEFT looks for them in the submodules)
+    # no ties of its own (the language model ties its head); a dict, so that PEFT looks for ties in the submodules
+    _tied_weights_keys: dict[str, str] = {}  # noqa: RUF012
     legacy_prefixes: tuple[str, ...] = ()
     """The language model's top-level modules, under which checkpoints saved before composition hold its weights
     (GPT-2's ``transformer`` and ``lm_head``): loading renames them under ``language_model.``."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 __all__ = [
     "DIGIT_ORDERS",
@@ -29,6 +29,7 @@ __all__ = [
     "replace_numbers",
     "split_numbers",
     "units_first",
+    "writes_digits",
 ]
 
 NEUTRAL_NUMBER = 1.0
@@ -38,6 +39,17 @@ DIGIT_ORDERS = ("as_written", "units_first")
 """The orders a text tokenizer can give a number's digits to the model in (:func:`units_first`)."""
 NUMBER_OUTPUTS = ("num_token", "digits")
 """How a ``[NUM]`` model writes numbers: its number token and head, or the backbone's own digit tokens."""
+
+
+def writes_digits(tokenizer_or_config: Any) -> bool:
+    """Whether a number tokenizer or config is ``number_output="digits"`` (numbers in, digits out); anything
+    without the field writes as it always did.
+
+    Example:
+        >>> writes_digits(object())
+        False
+    """
+    return getattr(tokenizer_or_config, "number_output", "num_token") == "digits"
 
 _SAFE_LAST = r"[^\s0-9)\]}%\x80-\U0010ffff]"
 """An ASCII character after which a sign is a sign (rule 4): not a space, a digit, a closing bracket or ``%``."""

@@ -15,6 +15,8 @@ from typing import Any
 
 import torch
 
+from ..modeling.parsing import writes_digits
+
 __all__ = ["NumberTokenLoss"]
 
 DIGITS = tuple("0123456789")
@@ -49,8 +51,8 @@ class NumberTokenLoss:
             from ntloss import NTLoss
         except ImportError:  # an optional extra
             raise ImportError("--number_token_loss needs the ntloss package: pip install 'hf_numbers[ntl]'") from None
-        digits_out = getattr(tokenizer, "number_output", "num_token") == "digits"  # [NUM] in, digits out
-        if getattr(tokenizer, "num_token_ids", None) and not digits_out or getattr(tokenizer, "scheme", None):
+        writes_num_tokens = getattr(tokenizer, "num_token_ids", None) and not writes_digits(tokenizer)
+        if writes_num_tokens or getattr(tokenizer, "scheme", None) is not None:
             raise ValueError(
                 "the number-token loss scores digit tokens, but this tokenizer writes numbers as "
                 f"{'[NUM] tokens' if tokenizer.num_token_ids else 'a text scheme'}; use the text encoding"
