@@ -226,7 +226,7 @@ def test_bert_fill_mask_to_text(plain_tokenizer_dirs: dict[str, Path]) -> None:
     )
     model = NumberBertForMaskedLM(config).eval()
     with torch.no_grad():
-        model.cls.predictions.bias[tokenizer.num_token_id] += 50.0  # the fill is a number
+        model.language_model.cls.predictions.bias[tokenizer.num_token_id] += 50.0  # the fill is a number
     batch = tokenizer(["it was 21.5 degrees and [MASK] people came"], return_tensors="pt")
     ids, numbers = model.fill_mask(**batch, mask_token_id=tokenizer.mask_token_id)
     position = (batch["input_ids"][0] == tokenizer.mask_token_id).nonzero().item()

@@ -294,12 +294,14 @@ def test_frozen_minilm_trains_head_and_number_module_only(encoding: str, real_be
     trained = load_file(str(tmp_path / "final" / "model.safetensors"))
     original = load_file(str(real_bert_dir / "model.safetensors"))
     trunk = [name for name in original if not name.startswith("pooler.") and not name.endswith("position_ids")]
-    assert trunk and all(f"bert.{name}" in trained for name in trunk)
+    assert trunk and all(f"language_model.bert.{name}" in trained for name in trunk)
     vocab = original["embeddings.word_embeddings.weight"].shape[0]
     for name in trunk:  # the trunk did not move (the [NUM] row a number encoding adds is not in the original)
-        assert torch.equal(trained[f"bert.{name}"][: vocab if "word_embeddings" in name else None], original[name])
+        trained_rows = trained[f"language_model.bert.{name}"]
+        assert torch.equal(trained_rows[: vocab if "word_embeddings" in name else None], original[name])
     reloaded = BACKBONES["bert"].model_class.from_pretrained(tmp_path / "final")  # stays frozen
-    trainable = {name.split(".")[0] for name, p in reloaded.named_parameters() if p.requires_grad}
+    trainable = {name.removeprefix("language_model.").split(".")[0] for name, p in reloaded.named_parameters()
+                 if p.requires_grad}
     number_module = {"number_encoding"} if get_encoding(encoding).has_number_module else set()  # none for text
     assert trainable == {"cls", *number_module}
     assert (tmp_path / "metrics.json").is_file()

@@ -344,7 +344,7 @@ def test_xval_on_pretrained_bert_reuses_every_weight(real_bert_dir: Path) -> Non
     tokenizer = NumberBertTokenizer.from_pretrained(real_bert_dir)
     model = NumberBertForMaskedLM.from_pretrained_backbone(real_bert_dir, tokenizer, number_encoding="xval").eval()
     plain = AutoModel.from_pretrained(real_bert_dir)
-    state = model.bert.state_dict()
+    state = model.language_model.bert.state_dict()
     trunk = {name: weight for name, weight in plain.state_dict().items() if not name.startswith("pooler.")}
     assert set(trunk) == set(state)  # a masked LM has no pooler; every other weight is there
     for name, weight in trunk.items():
@@ -488,7 +488,8 @@ def test_real_bert_frozen_trunk_training_step(encoding: str, real_bert_dir: Path
     assert model.config.vocab_size == len(tokenizer) == 30523
     trainable = {name for name, p in model.named_parameters() if p.requires_grad}
     assert trainable and all(
-        name.startswith(("number_encoding.", "cls.predictions.transform.")) or name == "cls.predictions.bias"
+        name.startswith(("number_encoding.", "language_model.cls.predictions.transform."))
+        or name == "language_model.cls.predictions.bias"
         for name in trainable
     )
     assert {name for name in trainable if name.startswith("number_encoding.")} == {
@@ -502,12 +503,12 @@ def test_real_bert_frozen_trunk_training_step(encoding: str, real_bert_dir: Path
     batch["number_labels"] = batch["input_numbers"]
     batch["input_ids"] = batch["input_ids"].masked_fill(is_num, tokenizer.mask_token_id)
     batch["input_numbers"] = batch["input_numbers"].masked_fill(is_num, 1.0)  # a masked number's value goes too
-    trunk_before = model.bert.encoder.layer[0].attention.self.query.weight.clone()
+    trunk_before = model.trunk.encoder.layer[0].attention.self.query.weight.clone()
     number_before = [p.clone() for p in model.number_encoding.parameters()]
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-3)
     out = model(**batch)
     assert torch.isfinite(out.loss) and out.number_loss > 0
     out.loss.backward()
     optimizer.step()
-    assert torch.equal(model.bert.encoder.layer[0].attention.self.query.weight, trunk_before)
+    assert torch.equal(model.trunk.encoder.layer[0].attention.self.query.weight, trunk_before)
     assert all(not torch.equal(a, b) for a, b in zip(number_before, model.number_encoding.parameters(), strict=True))

@@ -169,7 +169,7 @@ if __name__ == "__main__":
     save_old_checkpoints()
 
 
-@pytest.mark.parametrize("backbone", ["gpt2", "llama", "roberta", "modernbert"])
+@pytest.mark.parametrize("backbone", ["gpt2", "bert", "llama", "roberta", "modernbert"])
 def test_a_checkpoint_saved_before_composition_loads_with_its_outputs(backbone: str, tmp_path: Path) -> None:
     """Before these families were held by composition their config.json held the family's fields flat and their
     weights sat under the plain model's own names (``transformer.`` / ``lm_head.``, ``model.``, ``roberta.``,

@@ -19,8 +19,9 @@ from .backbones import (
 )
 from .checks import check_tokenizer_matches
 from .composed_backbones import ZOO, ComposedBackboneSpec, composable_model_types, composed_backbone
-from .configuration_number import NumberBertConfig, NumberConfigFields
+from .configuration_number import NumberConfigFields
 from .configuration_number_families import (
+    NumberBertConfig,
     NumberGPT2Config,
     NumberLlamaConfig,
     NumberModernBertConfig,

@@ -18,8 +18,8 @@ from typing import Any
 
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
-from .configuration_number import NumberBertConfig
 from .configuration_number_families import (
+    NumberBertConfig,
     NumberGPT2Config,
     NumberLlamaConfig,
     NumberModernBertConfig,

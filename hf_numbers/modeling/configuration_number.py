@@ -1,14 +1,13 @@
-"""Configurations of the number-aware GPT-2, BERT, RoBERTa, Llama and ModernBERT models.
+"""The number fields every number config holds: :class:`NumberConfigFields`.
 
-Each config subclasses the backbone's own config, so a plain backbone's ``config.json``
-loads into it, and adds the number fields of :class:`NumberConfigFields`:
+The configs themselves hold their language model's config as ``text_config`` (``configuration_number_lm.py``;
+the five families' under their saved model types, ``configuration_number_families.py``) and add these fields:
 the shared ones, and the options each registered encoding declares (``encoding_registry.py``).
 Every field is validated at construction with a ``ValueError`` that names the field and
 the allowed range; an encoding validates its own options. A saved number config (``config.json``
 of this ``model_type``) must hold its encoding's fields: loading one without them is a ``ValueError``,
 not the defaults.
 """
-
 from __future__ import annotations
 
 import math
@@ -16,8 +15,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from huggingface_hub.dataclasses import strict
-from transformers import BertConfig, PreTrainedConfig
+from transformers import PreTrainedConfig
 
 from .checks import check_saved_config
 from .encoding_config import coerce_option, encoding_option, option_owners, options_in_sub_dict, own_options
@@ -216,21 +214,4 @@ def _checked_from_dict(cls: type, config_dict: dict[str, Any], **kwargs: Any) ->
     return PreTrainedConfig.from_dict.__func__(cls, options_in_sub_dict(config_dict, fields), **kwargs)
 
 
-@strict
-class NumberBertConfig(BertConfig, NumberConfigFields):
-    """BERT config with number fields (see :class:`NumberConfigFields`).
-
-    Example:
-        >>> from hf_numbers import NumberBertConfig
-        >>> NumberBertConfig(hidden_size=32, number_encoding="float").number_encoding
-        'float'
-    """
-
-    model_type = "number_bert"
-
-    def __post_init__(self, **kwargs):
-        super().__post_init__(**kwargs)
-        self._validate_number_fields()
-
-
-__all__ = ["NumberBertConfig", "NumberConfigFields"]
+__all__ = ["NumberConfigFields"]

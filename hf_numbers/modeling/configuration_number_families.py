@@ -1,6 +1,6 @@
 """The configs of the families hf_numbers named before any model type could be held by composition, now held by it.
 
-``NumberGPT2Config`` (and Llama's, RoBERTa's and ModernBERT's alike) is a composed config (its language model's
+``NumberGPT2Config`` (and BERT's, Llama's, RoBERTa's and ModernBERT's alike) is a composed config (its language model's
 config kept whole as ``text_config``, as for any model type) under the model type its checkpoints were saved with
 (``number_gpt2``), so they load as they are. It also takes the family's own fields flat, as the config.json files
 written before hold them and as code written for them passes them (``NumberGPT2Config(n_embd=32, n_layer=2)``): they
@@ -26,6 +26,7 @@ from .configuration_number_lm import NumberCausalLMConfig, NumberMaskedLMConfig,
 
 __all__ = [
     "FlatTextFieldsMixin",
+    "NumberBertConfig",
     "NumberGPT2Config",
     "NumberLlamaConfig",
     "NumberModernBertConfig",
@@ -93,6 +94,21 @@ class NumberLlamaConfig(FlatTextFieldsMixin, NumberCausalLMConfig):
     model_type = "number_llama"
     text_model_type = "llama"
     sub_configs_defaults = {"text_config": SubConfigSpec(config_class=AutoConfig, model_type="llama")}
+
+
+@strict
+class NumberBertConfig(FlatTextFieldsMixin, NumberMaskedLMConfig):
+    """A number config holding a BERT config (see the module docstring).
+
+    Example:
+        >>> NumberBertConfig(hidden_size=32, number_encoding="float").text_config.model_type
+        'bert'
+    """
+
+    model_type = "number_bert"
+    text_model_type = "bert"
+    sub_configs_defaults = {"text_config": SubConfigSpec(config_class=AutoConfig, model_type="bert")}
+    tokenizer_token_ids = {"pad_token_id": "pad_token_id"}
 
 
 @strict

@@ -1,9 +1,6 @@
-"""Number-aware GPT-2, BERT and RoBERTa.
-
-``NumberGPT2ForCausalLM`` and ``NumberRobertaForMaskedLM`` hold transformers' own model by composition
-(``NumberForCausalLM``, ``NumberForMaskedLM``); ``NumberBertForMaskedLM`` subclasses ``BertForMaskedLM``, so plain
-checkpoints load into it and reuse every weight (:class:`NumberModelMixin`, ``modeling_number_base.py``), and adds
-only BERT's token head.
+"""Number-aware GPT-2, BERT and RoBERTa, each holding transformers' own model by composition (``NumberForCausalLM``,
+``NumberForMaskedLM``) under the model type its checkpoints were saved with; the weights of a checkpoint saved before
+composition, under the plain model's names (``legacy_prefixes``), load renamed.
 
 Example:
     >>> tokenizer = NumberGPT2Tokenizer.from_pretrained("path/to/gpt2")  # doctest: +SKIP
@@ -13,12 +10,7 @@ Example:
 
 from __future__ import annotations
 
-import torch
-from transformers import BertForMaskedLM
-
-from .configuration_number import NumberBertConfig
-from .configuration_number_families import NumberGPT2Config, NumberRobertaConfig
-from .generation_number import NumberFillMaskMixin
+from .configuration_number_families import NumberBertConfig, NumberGPT2Config, NumberRobertaConfig
 from .modeling_number_base import NumberModelMixin
 from .modeling_number_lm import NumberForCausalLM, NumberForMaskedLM
 from .modeling_outputs import NumberCausalLMOutput, NumberMaskedLMOutput
@@ -39,6 +31,7 @@ class NumberGPT2ForCausalLM(NumberForCausalLM):
     ``transformer.`` and ``lm_head.``) load as they are.
 
     Example:
+        >>> import torch
         >>> config = NumberGPT2Config(n_embd=32, n_layer=2, n_head=2, vocab_size=100, bos_token_id=0, eos_token_id=0,
         ...                           num_token_id=98, num_token_ids=[98, 99], number_encoding="xval")
         >>> model = NumberGPT2ForCausalLM(config)
@@ -53,10 +46,13 @@ class NumberGPT2ForCausalLM(NumberForCausalLM):
     legacy_prefixes = ("transformer", "lm_head")
 
 
-class NumberBertForMaskedLM(NumberFillMaskMixin, NumberModelMixin, BertForMaskedLM):
-    """BERT masked LM with a number encoding and number head; :meth:`fill_mask` fills numbers too.
+class NumberBertForMaskedLM(NumberForMaskedLM):
+    """BERT masked LM with a number encoding and number head (``self.language_model``, a ``BertForMaskedLM``);
+    :meth:`fill_mask` fills numbers too. Checkpoints saved before composition (under ``bert.`` and ``cls.``) load as
+    they are.
 
     Example:
+        >>> import torch
         >>> config = NumberBertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
         ...                           intermediate_size=64, vocab_size=100, num_token_id=99, number_encoding="float")
         >>> model = NumberBertForMaskedLM(config)
@@ -66,10 +62,7 @@ class NumberBertForMaskedLM(NumberFillMaskMixin, NumberModelMixin, BertForMasked
     """
 
     config_class = NumberBertConfig
-    normalized_embeddings = True
-
-    def _token_logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        return self.cls(hidden_states)
+    legacy_prefixes = ("bert", "cls")
 
 
 class NumberRobertaForMaskedLM(NumberForMaskedLM):
@@ -79,6 +72,7 @@ class NumberRobertaForMaskedLM(NumberForMaskedLM):
     are.
 
     Example:
+        >>> import torch
         >>> config = NumberRobertaConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
         ...                              intermediate_size=64, vocab_size=100, num_token_id=98,
         ...                              num_token_ids=[98, 99], number_encoding="exponent")

@@ -1,9 +1,9 @@
 """What every number model shares: :class:`NumberModelMixin`.
 
-The number models (those holding a language model, ``modeling_number_lm.py``, and BERT's, which subclasses
-``BertForMaskedLM``) share this mixin, so the number path is written once: number positions from ``isin(input_ids,
-config.num_token_ids)``, the encoding's embedding at them, the losses (``modeling_number_losses.py``), loading a
-plain or saved checkpoint, freezing the backbone and what ``save_pretrained`` adds. A text baseline has no number
+The number models (each holding a language model, ``modeling_number_lm.py``) share this mixin, so the number
+path is written once: number positions from ``isin(input_ids, config.num_token_ids)``, the encoding's embedding
+at them, the losses (``modeling_number_losses.py``), loading a plain or saved checkpoint, freezing the backbone
+and what ``save_pretrained`` adds. A text baseline has no number
 module: the model is then the plain backbone. docs/design.md ("The path of data") tells the rest.
 
 Example:
@@ -24,7 +24,7 @@ from transformers.modeling_utils import slice_logits_to_keep
 from transformers.utils import ModelOutput
 from transformers.utils.generic import can_return_tuple
 
-from .checks import NUMBER_MODULE_PREFIX, NUMBER_MODULES, check_number_weights, checked_input_numbers, saved_config_dict
+from .checks import NUMBER_MODULES, check_number_weights, checked_input_numbers, saved_config_dict
 from .encoding_base import NumberEncoding
 from .encoding_digits import DigitValueEmbedding
 from .encoding_registry import build_digit_values, build_number_encoding
@@ -201,30 +201,7 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
     @classmethod
     def _load_plain(cls, folder: str, gguf_file: str | None, fields: dict[str, Any]) -> Any:
         """The number model holding the plain checkpoint in ``folder`` (or its GGUF file), with config ``fields``."""
-        return cls.from_pretrained(folder, **fields) if gguf_file is None else cls._from_gguf(folder, gguf_file, fields)
-
-    @classmethod
-    def _from_gguf(cls, folder: str, gguf_file: str, fields: dict[str, Any]) -> Any:
-        """The number model holding the weights of a GGUF checkpoint (de-quantized by transformers).
-
-        transformers marks a model loaded from GGUF as quantized, which refuses ``save_pretrained``; the
-        weights are copied into a plain number model instead, whose config is the GGUF's without that mark.
-        """
-        plain_class = next(base for base in cls.__mro__[1:] if base.__module__.startswith("transformers.models."))
-        plain = plain_class.from_pretrained(folder, gguf_file=gguf_file)
-        saved = plain.config.to_dict()
-        for key in ("quantization_config", "model_type", "architectures", "transformers_version", "_name_or_path"):
-            saved.pop(key, None)
-        model = cls(cls.config_class(**saved | fields))
-        loaded = model.load_state_dict(plain.state_dict(), strict=False)
-        missing = [key for key in loaded.missing_keys if not key.startswith(NUMBER_MODULE_PREFIX)]
-        if missing or loaded.unexpected_keys:
-            raise ValueError(
-                f"the weights of {os.path.join(folder, gguf_file)} do not fit {cls.__name__}: missing "
-                f"{missing[:5]}, unexpected {loaded.unexpected_keys[:5]}"
-            )
-        model.config.name_or_path = folder
-        return model
+        raise NotImplementedError(f"{cls.__name__} must implement _load_plain")
 
     def _init_number_token_rows(self, tokenizer: Any, plain_rows: int) -> None:
         """Set the new rows of the number tokens to the mean rows of the digits they stand for.
