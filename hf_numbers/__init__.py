@@ -1,5 +1,5 @@
 """hf_numbers: number-aware language models for Hugging Face transformers: any causal or masked LM of transformers
-held by composition (GPT-2, Llama, RoBERTa, ModernBERT, Qwen, Mistral, ...), BERT by its own class.
+held by composition (GPT-2, BERT, Llama, RoBERTa, ModernBERT, Qwen, Mistral, ...).
 
 Importing the package registers its configs, models and tokenizers with the Auto classes,
 so ``AutoTokenizer`` / ``AutoConfig`` / ``AutoModel*`` ``.from_pretrained`` return them, and its

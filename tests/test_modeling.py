@@ -264,6 +264,22 @@ def test_number_positions_come_from_ids_not_values(backbone: str) -> None:
 
 
 @pytest.mark.parametrize("backbone", BACKBONES)
+def test_logits_to_keep_keeps_the_positions_asked_for(backbone: str) -> None:
+    """``logits_to_keep`` (an int: the last positions; a ``(B, k)`` tensor: those of each row, as the masked-word
+    scoring asks a masked LM) gives the full forward's logits there, whether the model's own head or the held
+    language model's computed them."""
+    model = tiny_model(backbone, "xval").eval()
+    batch = inputs_only(random_batch(backbone))
+    positions = torch.tensor([[3], [7], [0]])
+    with torch.no_grad():
+        full = model(**batch).logits
+        kept = model(**batch, logits_to_keep=positions).logits
+        last = model(**batch, logits_to_keep=2).logits
+    assert torch.allclose(kept, torch.take_along_dim(full, positions[..., None], dim=1), atol=1e-6)
+    assert torch.allclose(last, full[:, -2:], atol=1e-6)
+
+
+@pytest.mark.parametrize("backbone", BACKBONES)
 def test_matches_the_plain_backbone_without_numbers(backbone: str) -> None:
     model = tiny_model(backbone, "float").eval()
     plain = BACKBONES[backbone].plain_model_class(backbone_config(model)).eval()

@@ -263,10 +263,10 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         return embeddings
 
     def freeze_backbone(self) -> None:
-        """Freeze the backbone (``self.base_model``, word embeddings included) for frozen-trunk fine-tuning.
+        """Freeze the backbone (``self.trunk``, word embeddings included) for frozen-trunk fine-tuning.
 
-        Trainable afterwards: the number module and the token head's own parameters (BERT:
-        ``cls.predictions.transform`` and the output bias; RoBERTa: ``lm_head.dense``,
+        Trainable afterwards: the number module and the token head's own parameters, under ``language_model.``
+        (BERT: ``cls.predictions.transform`` and the output bias; RoBERTa: ``lm_head.dense``,
         ``lm_head.layer_norm`` and the bias; ModernBERT: ``head`` and the decoder bias; GPT-2:
         none; Llama: its untied ``lm_head``). An output matrix tied to the word embeddings
         (all but Llama) stays frozen, and so does its ``[NUM]`` row.
@@ -274,8 +274,8 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
 
         Example:
             >>> model.freeze_backbone()  # doctest: +SKIP
-            >>> {n.split(".")[0] for n, p in model.named_parameters() if p.requires_grad}  # doctest: +SKIP
-            {'cls', 'number_encoding'}
+            >>> {n.split(".")[1] for n, p in model.named_parameters() if p.requires_grad}  # doctest: +SKIP
+            {'cls', 'mlp'}
         """
         self.config.freeze_backbone = True
         backbone = {id(parameter) for parameter in self.trunk.parameters()}
@@ -385,7 +385,10 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
             return self.output_class(
                 **self._losses(hidden_states, labels, number_labels, numbers, scaled_numbers, trunk_logits), **extra
             )
-        logits = self._token_logits(hidden_states) if trunk_logits is None else trunk_logits
+        if trunk_logits is None:
+            logits = self._token_logits(hidden_states)
+        else:  # a masked LM's own head ran on every position: keep those asked for, as its hidden states
+            logits = slice_logits_to_keep(trunk_logits, logits_to_keep)
         losses = dict.fromkeys(("loss", "token_loss", "number_loss"))
         head_output = number_predictions = None
         if self.number_encoding is not None and number_head:
