@@ -4,9 +4,10 @@ One :class:`BackboneSpec` row per backbone names its number config, model and to
 classes and holds the facts other code would otherwise compare names for: causal or masked
 LM, how to train a new vocabulary (special tokens), how to size a new model, the tiny sizes
 of the tests and the position-id offset. Training, data, evaluation, the CLI, model cards,
-benchmarks and tests read :data:`BACKBONES`; no code outside this module compares backbone
-names. Adding a backbone is one row here (plus, for a new architecture, its config, model and
-tokenizer subclasses); see docs/design.md, "Adding a backbone".
+benchmarks and tests read :data:`BACKBONES` (through :func:`get_backbone`); no code outside this module compares
+backbone names. The five rows are held by composition like any other model type (``composed_backbones.py``: a
+spec made on demand); they keep a row for the model types their checkpoints were saved with and for the
+vocabularies hf_numbers trains for them. Adding a backbone: nothing (docs/design.md, "Adding a backbone").
 """
 
 from __future__ import annotations

@@ -49,9 +49,10 @@ mean resizing."""
 class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin):
     """Number handling shared by the ``Number*`` models.
 
-    A backbone's subclass adds only its token head (``_token_logits``) and, where the backbone
-    derives position ids from ``input_ids`` (RoBERTa), ``_position_ids``: the backbone itself
-    only sees embeddings.
+    The model class (``modeling_number_lm.py``) says how its language model runs: its trunk (``trunk``,
+    ``_run_trunk``), its token head (``_token_logits``), position ids where the backbone derives them from
+    ``input_ids`` (RoBERTa: ``_position_ids``) and how a plain checkpoint loads (``_load_plain``); the backbone
+    itself only sees embeddings.
 
     The number module lives in ``self.number_encoding`` (input embedding and number head). Values
     go in and come out in the data's units: the config's number scaling (``number_scaling.py``;
