@@ -280,6 +280,19 @@ def test_logits_to_keep_keeps_the_positions_asked_for(backbone: str) -> None:
 
 
 @pytest.mark.parametrize("backbone", BACKBONES)
+def test_without_a_number_module_a_new_model_starts_as_the_plain_model(backbone: str) -> None:
+    """A text encoding's model starts with the weights the plain model draws from the same seed, tensor for tensor:
+    holding the language model adds no draw of its own (so rows of text encodings keep their figures when a family
+    comes to be held by composition)."""
+    model = tiny_model(backbone, "text", seed=3)
+    torch.manual_seed(3)
+    plain = BACKBONES[backbone].plain_model_class(backbone_config(model))
+    state = backbone_state(model)
+    assert state.keys() == plain.state_dict().keys()
+    assert [name for name, weight in plain.state_dict().items() if not torch.equal(weight, state[name])] == []
+
+
+@pytest.mark.parametrize("backbone", BACKBONES)
 def test_matches_the_plain_backbone_without_numbers(backbone: str) -> None:
     model = tiny_model(backbone, "float").eval()
     plain = BACKBONES[backbone].plain_model_class(backbone_config(model)).eval()
