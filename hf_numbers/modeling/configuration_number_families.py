@@ -46,6 +46,14 @@ class FlatTextFieldsMixin:
 
     text_model_type: ClassVar[str]
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """The default ``text_config`` is one of ``text_model_type`` (transformers' ``__init_subclass__``, which
+        runs after this, reads the class's ``sub_configs_defaults``)."""
+        if "text_model_type" in cls.__dict__:
+            spec = SubConfigSpec(config_class=AutoConfig, model_type=cls.text_model_type)
+            cls.sub_configs_defaults = {"text_config": spec}
+        super().__init_subclass__(**kwargs)
+
     def __post_init__(self, **kwargs: Any) -> None:
         flat = {name: kwargs.pop(name) for name in list(kwargs) if name in text_fields(self.text_model_type)}
         if self.text_config is None:
@@ -77,7 +85,6 @@ class NumberGPT2Config(FlatTextFieldsMixin, NumberCausalLMConfig):
 
     model_type = "number_gpt2"
     text_model_type = "gpt2"
-    sub_configs_defaults = {"text_config": SubConfigSpec(config_class=AutoConfig, model_type="gpt2")}
     tokenizer_token_ids = {"pad_token_id": "pad_token_id", "bos_token_id": "eos_token_id",
                            "eos_token_id": "eos_token_id"}
 
@@ -93,7 +100,6 @@ class NumberLlamaConfig(FlatTextFieldsMixin, NumberCausalLMConfig):
 
     model_type = "number_llama"
     text_model_type = "llama"
-    sub_configs_defaults = {"text_config": SubConfigSpec(config_class=AutoConfig, model_type="llama")}
 
 
 @strict
@@ -107,7 +113,6 @@ class NumberBertConfig(FlatTextFieldsMixin, NumberMaskedLMConfig):
 
     model_type = "number_bert"
     text_model_type = "bert"
-    sub_configs_defaults = {"text_config": SubConfigSpec(config_class=AutoConfig, model_type="bert")}
     tokenizer_token_ids = {"pad_token_id": "pad_token_id"}
 
 
@@ -122,7 +127,6 @@ class NumberRobertaConfig(FlatTextFieldsMixin, NumberMaskedLMConfig):
 
     model_type = "number_roberta"
     text_model_type = "roberta"
-    sub_configs_defaults = {"text_config": SubConfigSpec(config_class=AutoConfig, model_type="roberta")}
     tokenizer_token_ids = {"pad_token_id": "pad_token_id", "bos_token_id": "bos_token_id",
                            "eos_token_id": "eos_token_id"}
 
@@ -138,7 +142,6 @@ class NumberModernBertConfig(FlatTextFieldsMixin, NumberMaskedLMConfig):
 
     model_type = "number_modernbert"
     text_model_type = "modernbert"
-    sub_configs_defaults = {"text_config": SubConfigSpec(config_class=AutoConfig, model_type="modernbert")}
     tokenizer_token_ids = {"pad_token_id": "pad_token_id", "bos_token_id": "cls_token_id",
                            "eos_token_id": "sep_token_id", "cls_token_id": "cls_token_id",
                            "sep_token_id": "sep_token_id"}

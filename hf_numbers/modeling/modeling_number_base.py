@@ -64,14 +64,16 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
 
     accepts_loss_kwargs = False
     causal: bool = False
-    normalized_embeddings: bool = False
+    normalized_embeddings: bool
     """Whether the backbone's embedding module ends with a LayerNorm (BERT, RoBERTa, ModernBERT): an encoding whose
     value multiplies the embedding (xVal, ``scales_embedding``) is then applied to that module's output."""
-    adds_positions: bool = True
+    adds_positions: bool
     """Whether the backbone adds a position embedding to the token embeddings (GPT-2, BERT, RoBERTa); without
     one (Llama: rotary positions) the first block's norm sees xVal's ``value x e_[NUM]`` alone and divides the
     size out, see :data:`VALUE_ROWS_INIT_SCALE`."""
     output_class: type[ModelOutput] = NumberMaskedLMOutput
+    trunk: nn.Module
+    """The backbone without its token head: what reads the embeddings and gives the hidden states."""
     number_encoding: NumberEncoding | None
     digit_values: DigitValueEmbedding | None
     """The value embedding of the backbone's own digit tokens (``digits``), else None."""
@@ -142,11 +144,6 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
     def _position_ids(self, input_ids: torch.Tensor, position_ids: torch.Tensor | None) -> torch.Tensor | None:
         """Position ids to pass with ``inputs_embeds`` (the backbone's defaults unless overridden)."""
         return position_ids
-
-    @property
-    def trunk(self) -> nn.Module:
-        """The backbone without its token head: what reads the embeddings and gives the hidden states."""
-        return self.base_model
 
     def _run_trunk(self, inputs_embeds: torch.Tensor, **kwargs: Any) -> tuple[Any, torch.Tensor | None]:
         """The trunk's outputs on ``inputs_embeds``, and the token logits where the backbone's own forward gave
