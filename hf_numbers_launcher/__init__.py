@@ -56,7 +56,8 @@ TRAIN_OPTION_GROUPS: dict[str, tuple[str, ...]] = {
     "training": ("max_steps", "per_device_train_batch_size", "gradient_accumulation_steps", "learning_rate",
                  "number_learning_rate",
                  "weight_decay", "warmup_steps", "min_lr_ratio", "max_grad_norm", "mixed_precision", "seed",
-                 "use_cpu", "gradient_checkpointing", "torch_compile", "fused_token_loss"),  # fmt: skip
+                 "use_cpu", "gradient_checkpointing", "torch_compile", "fused_token_loss",
+                 "pad_vocab_to_multiple_of"),  # fmt: skip
     "evaluation, logging and checkpoints": ("output_dir", "overwrite_output_dir", "eval_steps", "eval_few_shot",
                                             "per_device_eval_batch_size", "logging_steps", "report_to",
                                             "logging_dir", "run_name", "disable_tqdm", "save_steps",

@@ -18,7 +18,7 @@ import torch
 from accelerate.state import AcceleratorState
 from model_helpers import CAUSAL, MASKED, ONE_PER_KIND, tiny_args
 from safetensors.torch import load_file
-from transformers import AutoModel, AutoTokenizer, Trainer, TrainingArguments
+from transformers import AutoModel, AutoTokenizer, Trainer, TrainingArguments, pipeline
 
 from hf_numbers import BACKBONES
 from hf_numbers.cli import main as cli_main
@@ -31,9 +31,11 @@ from hf_numbers.training import (
     encoding_options_for,
     list_checkpoints,
     make_accelerator,
+    run_training,
     tokenize_dataset,
     train_model,
 )
+from hf_numbers.training.builders import vocab_multiple
 
 # Subprocesses import hf_numbers from this checkout (not whichever copy is installed).
 CHECKOUT_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(Path(__file__).parents[1]),
@@ -351,6 +353,44 @@ def test_encoding_options_are_fitted_to_the_data_unless_given() -> None:
     }
     assert encoding_options_for(tiny_args(number_encoding="exponent", exponent_num_bins=8)) == {"exponent_num_bins": 8}
     assert encoding_options_for(tiny_args(number_encoding="xval", fone_int_digits=9), dataset) == {}
+
+
+@pytest.mark.parametrize(("backbone", "encoding"), [(CAUSAL[0], "text"), (CAUSAL[0], "xval"), (MASKED[0], "fone")])
+def test_a_new_models_vocabulary_is_padded_to_the_multiple_asked(backbone: str, encoding: str, tmp_path: Path) -> None:
+    """``--pad_vocab_to_multiple_of 64``: rows that no token has, trained (the digit tokens with NTL), evaluated, saved
+    and reloaded; the value is recorded, so a resume builds the same model."""
+    ntl = {"number_token_loss": "ntl"} if encoding == "text" else {}
+    args = tiny_args(backbone=backbone, number_encoding=encoding, output_dir=str(tmp_path), max_steps=4,
+                     save_steps=0, eval_steps=0, pad_vocab_to_multiple_of=64, **ntl)
+    summary = run_training(args)
+    model, tokenizer = AutoModel.from_pretrained(tmp_path / "final"), AutoTokenizer.from_pretrained(tmp_path / "final")
+    rows, tokens = model.config.vocab_size, len(tokenizer)
+    assert rows % 64 == 0 and tokens < rows < tokens + 64 and model.get_input_embeddings().weight.shape[0] == rows
+    assert json.loads((tmp_path / "training_args.json").read_text())["pad_vocab_to_multiple_of"] == 64
+    assert summary["metrics"]["test"]["count"] == 16 and summary["metrics"]["test"]["invalid_rate"] < 1
+    # were the extra rows' logits the highest, generation and the fill-mask pipeline would still never give one
+    padded = torch.arange(tokens, rows)
+    model.get_output_embeddings().register_forward_hook(lambda _, __, logits: logits.index_fill(-1, padded, 1e4))
+    if BACKBONES[backbone].causal:
+        assert model.generation_config.suppress_tokens == padded.tolist()
+        batch = tokenizer(["1 + 2 ="], return_tensors="pt")
+        assert (model.generate(**batch, max_new_tokens=3, suppress_tokens=[]) >= tokens).any()
+        assert (model.generate(**batch, max_new_tokens=3) < tokens).all()
+    else:
+        fill = pipeline("number-fill-mask", model=model, tokenizer=tokenizer)
+        text = f"the {tokenizer.mask_token} is 3"
+        assert model(**tokenizer(text, return_tensors="pt")).logits[..., tokens:].min() > 1e3
+        assert all(result["token"] < tokens for result in fill(text, top_k=3))
+
+
+def test_the_vocabulary_is_padded_unasked_only_for_a_new_model_on_a_gpu(tmp_path: Path) -> None:
+    new, pretrained = NumberTrainingArguments(), NumberTrainingArguments(pretrained=str(tmp_path), backbone="llama")
+    assert (vocab_multiple(new, "cuda"), vocab_multiple(new, "cpu"), vocab_multiple(pretrained, "cuda")) == (64, 1, 1)
+    assert vocab_multiple(NumberTrainingArguments(pad_vocab_to_multiple_of=8), "cpu") == 8
+    with pytest.raises(ValueError, match="pad_vocab_to_multiple_of must be >= 1 .or unset., got 0"):
+        NumberTrainingArguments(pad_vocab_to_multiple_of=0)
+    with pytest.raises(ValueError, match="a --pretrained model keeps its own"):
+        NumberTrainingArguments(pretrained=str(tmp_path), backbone="llama", pad_vocab_to_multiple_of=64)
 
 
 def test_bad_training_arguments() -> None:

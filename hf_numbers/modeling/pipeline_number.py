@@ -178,7 +178,7 @@ class NumberFillMaskPipeline(_TextPipeline):
         single = len(masks) == 1  # as in transformers: the other masks stay visible in each sequence
         result = []
         for position in masks:
-            probabilities = outputs["logits"][0, position].float().softmax(-1)
+            probabilities = outputs["logits"][0, position, : len(self.tokenizer)].float().softmax(-1)  # no padded row
             scores, tokens = probabilities.topk(min(top_k, probabilities.numel()))
             row = []
             for score, token in zip(scores.tolist(), tokens.tolist()):

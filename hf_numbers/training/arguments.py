@@ -344,6 +344,14 @@ class NumberTrainingArguments:
             "never sit in memory. Causal models whose token head is their output embeddings; not yet timed."
         },
     )
+    pad_vocab_to_multiple_of: int | None = field(
+        default=None,
+        metadata={
+            "help": "A new model's embedding and token-head rows, rounded up to a multiple of this (nanoGPT's 50304 "
+            "rows for GPT-2's 50257 tokens: matrix shapes a GPU multiplies fastest). Unset: 64 on a CUDA GPU, none "
+            "elsewhere; 1: none. No token has the extra rows, so training pushes their logits down."
+        },
+    )
     fsdp: str = field(
         default="false",
         metadata={
@@ -621,6 +629,7 @@ VALUE_RULES: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
     ("mlm_probability", lambda v: 0.0 < v <= 1.0, "in (0, 1]"),
     ("lora_r", lambda v: v >= 0, ">= 0 (0: no LoRA)"),
     ("number_token_loss_weight", lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0"),
+    ("pad_vocab_to_multiple_of", lambda v: v is None or v >= 1, ">= 1 (or unset)"),
 )
 """(argument, whether a value is allowed, the rule in words): each argument's own range."""
 CONFLICTS: tuple[tuple[Callable[[Any], Any], Callable[[Any], str]], ...] = (
@@ -653,6 +662,9 @@ CONFLICTS: tuple[tuple[Callable[[Any], Any], Callable[[Any], str]], ...] = (
     (lambda a: a.text_only and a.causal,
      lambda a: f"text_only masks words for a masked LM, but backbone {a.backbone!r} is causal; choose a masked "
                "backbone or --text_only false"),
+    (lambda a: (a.pad_vocab_to_multiple_of or 1) > 1 and a.pretrained,
+     lambda a: f"pad_vocab_to_multiple_of rounds up a new model's vocabulary; a --pretrained model keeps its own "
+               f"(with its number tokens), got {a.pad_vocab_to_multiple_of}"),
     (lambda a: a.base_model is not None and not a.pretrained,
      lambda a: "base_model names the --pretrained backbone's Hub id; it needs --pretrained"),
 )  # fmt: skip

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import torch
 
 from ..data import TASKS, task_scaling
 from ..data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
@@ -142,12 +143,27 @@ def encoding_options_for(args: NumberTrainingArguments, dataset: DatasetDict | N
     return fitted | given
 
 
+def vocab_multiple(args: NumberTrainingArguments, device: Any) -> int:
+    """What a new model's vocabulary is rounded up to a multiple of: ``--pad_vocab_to_multiple_of`` where set, else
+    64 for a new model on a CUDA device and 1 (none) otherwise (a pretrained model keeps its own size).
+
+    Example:
+        >>> args = NumberTrainingArguments()
+        >>> vocab_multiple(args, "cuda"), vocab_multiple(args, "cpu")
+        (64, 1)
+    """
+    if args.pad_vocab_to_multiple_of is not None:
+        return args.pad_vocab_to_multiple_of
+    return 64 if not args.pretrained and torch.device(device).type == "cuda" else 1
+
+
 def build_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetDict | None = None) -> Any:
     """A pretrained backbone adapted to numbers, or a new small model sized by ``args``.
 
     With ``dataset``, the encoding's options (:func:`encoding_options_for`) and the number scaling
     (:func:`make_scaling`) are fitted to it. The tokenizer's ``model_max_length`` is capped at the model's
-    positions, so that ``truncation=True`` cuts a text to what the model can read.
+    positions, so that ``truncation=True`` cuts a text to what the model can read. A new model's vocabulary is
+    rounded up to a multiple of ``args.pad_vocab_to_multiple_of`` (:func:`vocab_multiple`).
 
     Example:
         >>> model = build_model(args, tokenizer, dataset)  # doctest: +SKIP
@@ -185,7 +201,12 @@ def _new_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetDi
         **dict.fromkeys(spec.dropout_fields, args.dropout),
         **number_fields,
     )
-    return spec.model_class(config)
+    multiple = args.pad_vocab_to_multiple_of or 1
+    config.vocab_size = -(-len(tokenizer) // multiple) * multiple
+    model = spec.model_class(config)
+    if config.vocab_size > len(tokenizer) and model.can_generate():  # rows no token has: never written
+        model.generation_config.suppress_tokens = list(range(len(tokenizer), config.vocab_size))
+    return model
 
 
 def align_to_pretrained(args: NumberTrainingArguments, model: Any, tokenizer: Any, dataset: DatasetDict,

@@ -24,7 +24,15 @@ from ..evaluation.splits import check_scorable
 from ..modeling import check_tokenizer_matches
 from ..modeling.hub_card import CARD_FILE
 from .arguments import NumberTrainingArguments
-from .builders import align_to_pretrained, apply_lora, build_dataset, build_model, build_tokenizer, make_collator
+from .builders import (
+    align_to_pretrained,
+    apply_lora,
+    build_dataset,
+    build_model,
+    build_tokenizer,
+    make_collator,
+    vocab_multiple,
+)
 from .checkpoints import replace_folder
 from .hub import create_hub_repo, push_folder
 from .loop import check_run, make_accelerator, train_model
@@ -58,6 +66,7 @@ def _run_training(args: NumberTrainingArguments, accelerator: Accelerator) -> di
     """:func:`run_training` once the arguments are checked and the run folder's lock is held."""
     repo_id = create_hub_repo(args) if args.push_to_hub and accelerator.is_main_process else None
     set_seed(args.seed)  # the new model's initialisation too
+    args.pad_vocab_to_multiple_of = vocab_multiple(args, accelerator.device)  # recorded, so a resume builds the same
     with accelerator.main_process_first():  # one process writes the datasets cache, the others read it
         dataset = build_dataset(args)
         check_scorable(dataset, args.causal, masked_words=args.text_only)  # before any training
