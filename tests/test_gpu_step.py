@@ -16,9 +16,10 @@ import pytest
 import torch
 from model_helpers import CAUSAL, ENCODINGS, random_batch, tiny_args, tiny_model
 from safetensors.torch import load_file
+from transformers import AutoConfig
 
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM
-from hf_numbers.training import build_model, train_model
+from hf_numbers.training import build_model, run_training, train_model
 from hf_numbers.training.checkpoints import list_checkpoints
 from hf_numbers.training.fused_loss import liger_token_loss
 
@@ -121,3 +122,10 @@ def test_the_fused_token_loss_gives_the_unfused_loss_and_gradients(backbone: str
     assert fused == pytest.approx(plain, rel=tolerance)
     for name, gradient in plain_grads.items():
         torch.testing.assert_close(fused_grads[name], gradient, rtol=tolerance, atol=tolerance, msg=name)
+
+
+def test_hf_numbers_train_pads_a_new_models_vocabulary_to_64_on_cuda(tmp_path: Path) -> None:
+    summary = run_training(tiny_args(backbone=CAUSAL[0], output_dir=str(tmp_path), max_steps=2, save_steps=0,
+                                     eval_steps=0, use_cpu=False))
+    config = AutoConfig.from_pretrained(tmp_path / "final")
+    assert config.vocab_size % 64 == 0 and summary["steps"] == 2
