@@ -12,7 +12,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from model_helpers import check_input_numbers, one_thread, tiny_config
+from model_helpers import check_input_numbers, one_thread, random_batch, tiny_config, tiny_model
 
 from hf_numbers import NumberGPT2Config, build_number_encoding, get_encoding
 
@@ -119,6 +119,26 @@ def test_the_embedding_adds_the_plus_minus_one_bits_of_x_and_one_over_x_to_the_n
     assert encoding(bittokens_reciprocal=False).bit_proj.in_features == 64
 
 
+def test_zero_pad_makes_the_scaled_bits_alone_the_embedding_as_the_reference_code_does(tmp_path) -> None:
+    """``bittokens_embedding="zero_pad"``: the ±1 bits of x and 1/x times sqrt(H / 128), zero-padded to H, whatever
+    the ``[NUM]`` row; no projection. A model with it trains, saves and reloads with the same outputs."""
+    enc = encoding(n_embd=160, bittokens_embedding="zero_pad")
+    values = column(2.0, -0.5, 0.0)
+    bits_x, bits_inverse = enc.bits(values), enc.bits(column(0.5, -2.0, math.inf))
+    expected = torch.cat([2 * bits_x - 1, 2 * bits_inverse - 1, torch.zeros(3, 32)], -1).float() * math.sqrt(160 / 128)
+    for token in (torch.randn(3, 160), torch.zeros(3, 160)):
+        assert torch.allclose(enc._embed_values(token, values), expected, atol=1e-6)
+    assert enc.bit_proj is None and not any("bit_proj" in name for name, _ in enc.named_parameters())
+    model = tiny_model("gpt2", "bittokens", n_embd=64, bittokens_embedding="zero_pad", bittokens_reciprocal=False)
+    batch = random_batch("gpt2")
+    model(**batch).loss.backward()
+    assert model.number_encoding.bit_head[0].weight.grad.abs().sum() > 0
+    model.save_pretrained(tmp_path)
+    with torch.no_grad():
+        again = type(model).from_pretrained(tmp_path).eval()(**batch)
+        assert torch.equal(again.logits, model.eval()(**batch).logits)
+
+
 def test_the_embedding_reads_float64_bits_under_autocast() -> None:
     """bf16 autocast never reaches the bits: 1 and the next float64 above it get different embeddings."""
     enc = encoding()
@@ -156,7 +176,11 @@ def test_the_head_is_linear_or_an_mlp_through_half_the_width() -> None:
     ("fields", "message"),
     [({"bittokens_precision": "float16"}, "bittokens_precision must be one of float64, float32, got 'float16'"),
      ({"bittokens_head": "deep"}, "bittokens_head must be one of linear, mlp, got 'deep'"),
-     ({"bittokens_reciprocal": "yes"}, "bittokens_reciprocal must be True or False, got 'yes'")],
+     ({"bittokens_reciprocal": "yes"}, "bittokens_reciprocal must be True or False, got 'yes'"),
+     ({"bittokens_embedding": "concat"}, "bittokens_embedding must be one of added, zero_pad, got 'concat'"),
+     ({"bittokens_embedding": "zero_pad"},
+      "bittokens_embedding='zero_pad' writes 128 bits into the embedding, but hidden_size is 32; it needs hidden_size "
+      ">= 128")],
 )  # fmt: skip
 def test_options_are_validated_with_the_allowed_values(fields: dict, message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):

@@ -14,7 +14,10 @@ from typing import Any
 
 from .common import Row, _minutes, _num, _pct, _result_cell
 
-BITTOKENS_ENCODINGS = ("bittokens", "xval", "fone", "text", "p10")
+BITTOKENS_ENCODINGS = ("bittokens", "bittokens-zeropad", "xval", "fone", "text", "p10")
+"""The columns: an encoding's name, or ``bittokens-zeropad``: BitTokens with the paper's input
+(``--bittokens_embedding zero_pad``: the bits themselves as the embedding) beside ours (added to ``[NUM]``)."""
+VARIANTS = {"bittokens-zeropad": ("--number_encoding", "bittokens", "--bittokens_embedding", "zero_pad")}
 BITTOKENS_TASKS = {"minmax": "MinMax", "interval": "Interval", "division": "division (6 significant digits)"}
 # One model size and budget for every cell (the paper trained far longer on far more data).
 BITTOKENS_SIZE = [
@@ -28,7 +31,8 @@ def bittokens_rows() -> list[Row]:
     return [
         Row(
             f"{task}-{encoding}",
-            ("--task", task, "--number_encoding", encoding, *BITTOKENS_SIZE, "--data_seed", "1"),
+            ("--task", task, *VARIANTS.get(encoding, ("--number_encoding", encoding)), *BITTOKENS_SIZE,
+             "--data_seed", "1"),
             {"task": task, "encoding": encoding},
         )
         for task in BITTOKENS_TASKS

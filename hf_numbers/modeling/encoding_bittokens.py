@@ -8,6 +8,7 @@ interface is ``encoding_base.py``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -39,6 +40,9 @@ FORMATS = {
 """``bittokens_precision`` -> its format."""
 HEADS = ("linear", "mlp")
 """``bittokens_head`` values: one linear layer, or Linear(H, H/2)-ReLU-Linear as in the reference code."""
+EMBEDDINGS = ("added", "zero_pad")
+"""``bittokens_embedding`` values: the ``[NUM]`` embedding plus a learned projection of the bits (ours), or the
+reference code's ``zero_pad``: the bits themselves, scaled and zero-padded to the hidden size, as the embedding."""
 
 
 class BitTokensEncoding(NumberEncoding):
@@ -65,6 +69,13 @@ class BitTokensEncoding(NumberEncoding):
         EncodingOption("bittokens_reciprocal", bool, True, "Also embed the bits of 1/x (2n inputs), true or false"),
         EncodingOption("bittokens_head", str, "linear", "Bit head: linear, or mlp (Linear(H, H/2)-ReLU-Linear)"),
         EncodingOption(
+            "bittokens_embedding",
+            str,
+            "added",
+            "added (the [NUM] embedding plus a learned projection of the bits) or zero_pad (the reference code's: "
+            "the +-1 bits times sqrt(H / inputs), zero-padded to the hidden size H, are the embedding)",
+        ),
+        EncodingOption(
             "bittokens_weighted_loss",
             bool,
             False,
@@ -74,9 +85,15 @@ class BitTokensEncoding(NumberEncoding):
 
     @classmethod
     def validate_options(cls, config: Any) -> None:
-        for field, allowed in (("bittokens_precision", tuple(FORMATS)), ("bittokens_head", HEADS)):
+        choices = (("bittokens_precision", tuple(FORMATS)), ("bittokens_head", HEADS),
+                   ("bittokens_embedding", EMBEDDINGS))  # fmt: skip
+        for field, allowed in choices:
             if getattr(config, field) not in allowed:
                 raise ValueError(f"{field} must be one of {', '.join(allowed)}, got {getattr(config, field)!r}")
+        inputs = FORMATS[config.bittokens_precision].bits * (2 if config.bittokens_reciprocal else 1)
+        if config.bittokens_embedding == "zero_pad" and config.hidden_size < inputs:
+            raise ValueError(f"bittokens_embedding='zero_pad' writes {inputs} bits into the embedding, but hidden_size "
+                             f"is {config.hidden_size}; it needs hidden_size >= {inputs}")
         for field in ("bittokens_reciprocal", "bittokens_weighted_loss"):
             if not isinstance(getattr(config, field), bool):
                 raise ValueError(f"{field} must be True or False, got {getattr(config, field)!r}")
@@ -107,7 +124,9 @@ class BitTokensEncoding(NumberEncoding):
         self.reciprocal = bool(config.bittokens_reciprocal)
         self.weighted_loss = bool(config.bittokens_weighted_loss)
         n = self.format.bits
-        self.bit_proj = nn.Linear(2 * n if self.reciprocal else n, self.hidden_size, bias=False)
+        self.inputs = 2 * n if self.reciprocal else n
+        self.zero_pad = config.bittokens_embedding == "zero_pad"
+        self.bit_proj = None if self.zero_pad else nn.Linear(self.inputs, self.hidden_size, bias=False)
         if config.bittokens_head == "mlp":
             half = max(self.hidden_size // 2, 1)
             self.bit_head = nn.Sequential(nn.Linear(self.hidden_size, half), nn.ReLU(), nn.Linear(half, n))
@@ -116,7 +135,8 @@ class BitTokensEncoding(NumberEncoding):
         self.init_parameters()
 
     def init_parameters(self) -> None:
-        init.eye_(self.bit_proj.weight)
+        if self.bit_proj is not None:
+            init.eye_(self.bit_proj.weight)
         for layer in self.bit_head:
             if isinstance(layer, nn.Linear):
                 init.normal_(layer.weight, mean=0.0, std=self.initializer_range)
@@ -139,6 +159,9 @@ class BitTokensEncoding(NumberEncoding):
         bits = self.bits(values)
         if self.reciprocal:  # in the format's own arithmetic: 1/0 is inf, 1/(-0) is -inf
             bits = torch.cat([bits, self.bits(1.0 / values.to(self.format.float_dtype))], dim=-1)
+        if self.zero_pad:  # the embedding is the bits, at the scale of a unit-variance vector of the hidden size
+            signs = (2 * bits - 1).to(token_embeds.dtype) * math.sqrt(self.hidden_size / self.inputs)
+            return F.pad(signs, (0, self.hidden_size - self.inputs))
         signs = (2 * bits - 1).to(self.bit_proj.weight.dtype)
         return token_embeds + self.bit_proj(signs).to(token_embeds.dtype)
 
