@@ -191,16 +191,23 @@ def pretrained_report(results: dict[str, dict[str, Any]], out: Path) -> list[str
                 record = results.get(f"{task}-{setup}{suffix}")
                 if record is not None:  # rows not run are left out
                     lines.append(_row_line(shown, record))
-        suite, scratch = scratch_row or ("", "")
-        scratch_path = RESULTS / "reproduce" / suite / f"{scratch}.json"
-        if scratch_row and scratch_path.is_file():
-            record = json.loads(scratch_path.read_text())
-            test = record["metrics"]["test"]
-            lines.append(
-                f"| from scratch (`{suite}` suite, `{scratch}`: {record['steps']:,} steps) | "
-                f"{_pct(test['exact_match'])} | {_num(test['r2'])} | {_mse(test['mse'])} | "
-                f"{_pct(test['within_1pct'])} | "
-                f"{_pct(test['invalid_rate'])} | | {record['steps']:,} | {_minutes(record['wall_s'])} | | |"
-            )
-        lines.append("")
+        lines += [*_scratch_lines(scratch_row), ""]
     return lines
+
+
+def _scratch_lines(scratch_row: tuple[str, str] | None) -> list[str]:
+    """The from-scratch row (suite, row) of a task's table, as its record keeps it: none where the task has no such
+    row or it has not run."""
+    if scratch_row is None:
+        return []
+    suite, scratch = scratch_row
+    path = RESULTS / "reproduce" / suite / f"{scratch}.json"
+    if not path.is_file():
+        return []
+    record = json.loads(path.read_text())
+    test = record["metrics"]["test"]
+    return [
+        f"| from scratch (`{suite}` suite, `{scratch}`: {record['steps']:,} steps) | "
+        f"{_pct(test['exact_match'])} | {_num(test['r2'])} | {_mse(test['mse'])} | {_pct(test['within_1pct'])} | "
+        f"{_pct(test['invalid_rate'])} | | {record['steps']:,} | {_minutes(record['wall_s'])} | | |"
+    ]

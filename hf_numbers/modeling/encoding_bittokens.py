@@ -90,13 +90,18 @@ class BitTokensEncoding(NumberEncoding):
         for field, allowed in choices:
             if getattr(config, field) not in allowed:
                 raise ValueError(f"{field} must be one of {', '.join(allowed)}, got {getattr(config, field)!r}")
-        inputs = FORMATS[config.bittokens_precision].bits * (2 if config.bittokens_reciprocal else 1)
-        if config.bittokens_embedding == "zero_pad" and config.hidden_size < inputs:
-            raise ValueError(f"bittokens_embedding='zero_pad' writes {inputs} bits into the embedding, but hidden_size "
-                             f"is {config.hidden_size}; it needs hidden_size >= {inputs}")
         for field in ("bittokens_reciprocal", "bittokens_weighted_loss"):
             if not isinstance(getattr(config, field), bool):
                 raise ValueError(f"{field} must be True or False, got {getattr(config, field)!r}")
+        inputs = cls.input_width(config)
+        if config.bittokens_embedding == "zero_pad" and config.hidden_size < inputs:
+            raise ValueError(f"bittokens_embedding='zero_pad' writes {inputs} bits into the embedding, but hidden_size "
+                             f"is {config.hidden_size}; it needs hidden_size >= {inputs}")
+
+    @staticmethod
+    def input_width(config: Any) -> int:
+        """How many ±1 bits a value embeds: n, or 2n with the bits of 1/x (``bittokens_reciprocal``)."""
+        return FORMATS[config.bittokens_precision].bits * (2 if config.bittokens_reciprocal else 1)
 
     @classmethod
     def data_out_of_range(
@@ -124,7 +129,7 @@ class BitTokensEncoding(NumberEncoding):
         self.reciprocal = bool(config.bittokens_reciprocal)
         self.weighted_loss = bool(config.bittokens_weighted_loss)
         n = self.format.bits
-        self.inputs = 2 * n if self.reciprocal else n
+        self.inputs = self.input_width(config)
         self.zero_pad = config.bittokens_embedding == "zero_pad"
         self.bit_proj = None if self.zero_pad else nn.Linear(self.inputs, self.hidden_size, bias=False)
         if config.bittokens_head == "mlp":
