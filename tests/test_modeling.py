@@ -436,6 +436,12 @@ def test_a_special_token_id_outside_the_vocabulary_is_refused(field: str) -> Non
         tiny_config("llama", "xval", **{field: VOCAB})
 
 
+@pytest.mark.parametrize("size", [0, VOCAB + 1])
+def test_a_tokenizer_vocab_size_outside_the_vocabulary_is_refused(size: int) -> None:
+    with pytest.raises(ValueError, match=rf"tokenizer_vocab_size must be in \[1, vocab_size={VOCAB}\] .*got {size}"):
+        tiny_config("llama", "xval", tokenizer_vocab_size=size)
+
+
 # ---------------------------------------------------------------------- freezing and real checkpoints
 @pytest.mark.parametrize("backbone", BACKBONES)
 def test_freeze_backbone_survives_save_load_and_resize(backbone: str, tmp_path: Path) -> None:

@@ -367,8 +367,9 @@ def test_a_new_models_vocabulary_is_padded_to_the_multiple_asked(backbone: str, 
     rows, tokens = model.config.vocab_size, len(tokenizer)
     assert rows % 64 == 0 and tokens < rows < tokens + 64 and model.get_input_embeddings().weight.shape[0] == rows
     assert json.loads((tmp_path / "training_args.json").read_text())["pad_vocab_to_multiple_of"] == 64
+    assert model.config.tokenizer_vocab_size == tokens  # saved with the model
     assert summary["metrics"]["test"]["count"] == 16 and summary["metrics"]["test"]["invalid_rate"] < 1
-    # were the extra rows' logits the highest, generation and the fill-mask pipeline would still never give one
+    # were the extra rows' logits the highest, generation, fill_mask and its pipeline would still never give one
     padded = torch.arange(tokens, rows)
     model.get_output_embeddings().register_forward_hook(lambda _, __, logits: logits.index_fill(-1, padded, 1e4))
     if BACKBONES[backbone].causal:
@@ -381,6 +382,9 @@ def test_a_new_models_vocabulary_is_padded_to_the_multiple_asked(backbone: str, 
         text = f"the {tokenizer.mask_token} is 3"
         assert model(**tokenizer(text, return_tensors="pt")).logits[..., tokens:].min() > 1e3
         assert all(result["token"] < tokens for result in fill(text, top_k=3))
+        batch = tokenizer(text, return_tensors="pt")
+        ids, _ = model.fill_mask(**batch, mask_token_id=tokenizer.mask_token_id)
+        assert (ids < tokens).all()
 
 
 def test_the_vocabulary_is_padded_unasked_only_for_a_new_model_on_a_gpu(tmp_path: Path) -> None:

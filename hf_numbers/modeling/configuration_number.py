@@ -50,6 +50,9 @@ class NumberConfigFields:
         digit_tokens: the vocabulary's digit tokens (``[id, value, digit count, joins]``), for an encoding that
             adds values to the backbone's own digits (``digits``); :meth:`from_tokenizer` fills it.
         freeze_backbone: leave only the number module and heads trainable.
+        tokenizer_vocab_size: how many of the vocabulary's rows stand for a token (``len(tokenizer)``) where the
+            vocabulary is padded beyond them (``--pad_vocab_to_multiple_of``: a faster matmul on a GPU); the rows
+            after are never chosen. ``None``: every row is a token.
         number_scaling_shift, number_scaling_scale, number_scaling_log: the map between the data's
             values and the model's, applied inside the model (``number_scaling.py``): inputs and labels
             are raw values, predictions come back raw. Identity by default; fitted for xVal by
@@ -70,6 +73,7 @@ class NumberConfigFields:
     number_scaling_scale: float = 1.0
     number_scaling_log: bool = False
     digit_tokens: list[list[int]] | None = None
+    tokenizer_vocab_size: int | None = None
     encoding_config: dict[str, Any] | None = None
 
     #: Special-token ids :meth:`from_tokenizer` takes from the tokenizer: config field -> tokenizer attribute.
@@ -161,6 +165,9 @@ class NumberConfigFields:
         if self.num_token_ids and self.num_token_id not in self.num_token_ids:
             raise ValueError(f"num_token_ids={self.num_token_ids} must contain num_token_id={self.num_token_id}")
         self._check_token_ids_in_vocabulary()
+        if self.tokenizer_vocab_size is not None and not 1 <= self.tokenizer_vocab_size <= self.vocab_size:
+            raise ValueError(f"tokenizer_vocab_size must be in [1, vocab_size={self.vocab_size}] (or None), got "
+                             f"{self.tokenizer_vocab_size}")
         if not (math.isfinite(self.number_loss_weight) and self.number_loss_weight >= 0):
             raise ValueError(f"number_loss_weight must be a finite number >= 0, got {self.number_loss_weight}")
         self._check_number_output()

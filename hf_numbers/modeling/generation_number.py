@@ -227,11 +227,11 @@ class NumberFillMaskMixin:
     ) -> tuple[torch.LongTensor, torch.DoubleTensor]:
         """Fill every ``mask_token_id`` position with its most likely token, and numbers with their value.
 
-        Returns ``(ids, numbers)``: the ids with each masked position replaced by the token
-        head's argmax; the float64 numbers (the data's units) with the number head's value where that
-        token is a number token and 1.0 (the tokenizer's fill value) at other filled positions.
-        Other positions keep their ids and values. ``kwargs`` go to ``forward``. A text encoding
-        fills tokens only (its numbers are tokens; ``numbers`` stays 1.0 at filled positions).
+        Returns ``(ids, numbers)``: the ids with each masked position replaced by the token head's argmax over
+        the tokenizer's rows (``config.tokenizer_vocab_size``); the float64 numbers (the data's units) with the
+        number head's value where that token is a number token and 1.0 (the tokenizer's fill value) at other
+        filled positions. Other positions keep their ids and values. ``kwargs`` go to ``forward``. A text
+        encoding fills tokens only (its numbers are tokens; ``numbers`` stays 1.0 at filled positions).
 
         Example:
             >>> batch = tokenizer(["it costs [MASK] dollars"], return_tensors="pt")  # doctest: +SKIP
@@ -240,7 +240,8 @@ class NumberFillMaskMixin:
         """
         outputs = self(input_ids=input_ids, input_numbers=input_numbers, attention_mask=attention_mask, **kwargs)
         masked = input_ids == mask_token_id
-        ids = torch.where(masked, outputs.logits.argmax(-1), input_ids)
+        token_logits = outputs.logits[..., : self.config.tokenizer_vocab_size]  # never a padded row
+        ids = torch.where(masked, token_logits.argmax(-1), input_ids)
         if input_numbers is None:
             numbers = torch.full(input_ids.shape, NEUTRAL_NUMBER, dtype=torch.float64, device=input_ids.device)
         else:
