@@ -112,15 +112,32 @@ def _predict_text(
     model: Any, tokenizer: Any, texts: list[str], answer_indices: list[int], max_length: int | None
 ) -> list[float | None]:
     """A text encoding: the first number of the text the model generates (causal) or fills (masked)."""
+    written, finite = written_answers(model, tokenizer, texts, answer_indices, max_length=max_length)
+    found = [find_numbers(text) for text in written]
+    return [numbers[0].value if numbers and ok else None for numbers, ok in zip(found, finite)]
+
+
+@torch.no_grad()
+def written_answers(
+    model: Any, tokenizer: Any, texts: Sequence[str], answer_indices: Sequence[int], *, max_length: int | None = None
+) -> tuple[list[str], list[bool]]:
+    """What a model that writes digits puts where each example's answer is, as text: the greedy continuation of the
+    text before it (causal) or the filled-in answer (masked); and whether every logit it came from was finite.
+
+    :func:`predict_answers` reads the first number of each; a script that reads them otherwise (answers written in
+    another order: ``benchmarks/screen_answer_order.py``) starts here. Call it on a model in eval mode.
+
+    Example:
+        >>> written_answers(model, tokenizer, ["12 + 30 = 42"], [2])  # doctest: +SKIP
+        ([' 42'], [True])
+    """
     spans = []
     for row, (text, index) in enumerate(zip(texts, answer_indices)):
         numbers = find_numbers(text)
         if not 0 <= index < len(numbers):
             raise ValueError(f"example {row}: answer_index is {index} but the text has {len(numbers)} numbers")
         spans.append((numbers[index].start, numbers[index].end))
-    written, finite = (_generate_answers if model.causal else _fill_answers)(model, tokenizer, texts, spans, max_length)
-    found = [find_numbers(text) for text in written]
-    return [numbers[0].value if numbers and ok else None for numbers, ok in zip(found, finite)]
+    return (_generate_answers if model.causal else _fill_answers)(model, tokenizer, list(texts), spans, max_length)
 
 
 @contextmanager
