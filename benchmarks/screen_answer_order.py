@@ -20,7 +20,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from datasets import DatasetDict
+from datasets import DatasetDict, load_from_disk
+from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from hf_numbers.data import load_task, parse_task_options, save_task
 from hf_numbers.evaluation.predict import written_answers
@@ -53,6 +54,8 @@ def score(model: Any, tokenizer: Any, split: Any, batch_size: int = 64) -> tuple
     """Metrics of what ``model`` writes for ``split``'s answers, each read in the usual order (the first number
     written, turned back with :func:`units_first`): exact, within 1%, MSE over the valid ones, invalid rate; and the
     rows (written text, true answer, value read)."""
+    if len(split) == 0:
+        raise ValueError("the split to score is empty")
     model.eval()
     rows = []
     for start in range(0, len(split), batch_size):
@@ -95,9 +98,6 @@ def main() -> None:
                          options=parse_task_options(args.task_options))  # what make-data and train generate
         save_task(answers_units_first(task), args.task, args.output)
         return
-    from datasets import load_from_disk
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     final = Path(args.run) / "final"
     model, tokenizer = AutoModelForCausalLM.from_pretrained(final), AutoTokenizer.from_pretrained(final)
     metrics, rows = score(model, tokenizer, load_from_disk(args.data)[args.split])

@@ -46,3 +46,9 @@ def test_what_a_model_writes_is_read_back_in_the_usual_order(monkeypatch: pytest
     assert [row["value"] for row in rows] == [truths[0], 1.0, None, None]
     assert metrics == {"count": 4, "exact_match": 0.25, "within_1pct": 0.25, "mse": (1.0 - truths[1]) ** 2 / 2,
                        "invalid_rate": 0.5}  # fmt: skip
+
+
+def test_an_empty_split_is_refused() -> None:
+    empty = load_task("fone_arithmetic", train_size=4, eval_size=2, seed=1)["test"].select([])
+    with pytest.raises(ValueError, match="the split to score is empty"):
+        screen_answer_order.score(None, None, empty)
