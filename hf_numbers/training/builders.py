@@ -203,11 +203,12 @@ def _new_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetDi
     )
     multiple = args.pad_vocab_to_multiple_of or 1
     config.vocab_size = -(-len(tokenizer) // multiple) * multiple
-    if config.vocab_size > len(tokenizer):  # rows no token has: never chosen (fill_mask reads the field)
+    padded = range(len(tokenizer), config.vocab_size)  # rows no token has: never chosen (fill_mask) nor written
+    if padded:
         config.tokenizer_vocab_size = len(tokenizer)
     model = spec.model_class(config)
-    if config.vocab_size > len(tokenizer) and model.can_generate():  # nor written
-        model.generation_config.suppress_tokens = list(range(len(tokenizer), config.vocab_size))
+    if padded and model.can_generate():
+        model.generation_config.suppress_tokens = list(padded)
     return model
 
 
