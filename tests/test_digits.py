@@ -95,6 +95,18 @@ def test_a_causal_model_never_sees_a_later_digit(backbone: str) -> None:
     assert torch.equal(before[:, :9], after[:, :9]) and not torch.equal(before[:, 9:], after[:, 9:])
 
 
+def test_the_ramps_of_two_numbers_sum_above_zero_where_their_sum_carries() -> None:
+    module = DigitValueEmbedding(tiny_config("llama", DIGIT_ENCODINGS[0], digits_places=4, digits_features="ramp"))
+    ramps = module.features(ids_of(SPACED[3], DIGIT[1], DIGIT[3]))[0]  # 3, 31, 313: value mod 10^k over 10^k, - 1/2
+    assert torch.allclose(ramps[2], torch.tensor([0.3, 0.13, 0.313, 0.0313], dtype=torch.float64) - 0.5)
+    generator = torch.Generator().manual_seed(0)
+    for a, b in torch.randint(0, 10_000, (50, 2), generator=generator).tolist():
+        last = [module.features(ids_of(*[DIGIT[int(d)] for d in str(n).zfill(4)]))[0, -1] for n in (a, b)]
+        carries = [(a % 10**k + b % 10**k) >= 10**k for k in range(1, 5)]
+        margin = 0.5 / 10 ** torch.arange(1, 5)  # without a carry the sum is at most -1/10^k; a sum of 10^k gives 0
+        assert ((last[0] + last[1]) > -margin).tolist() == carries, (a, b)
+
+
 @pytest.mark.parametrize("backbone", CAUSAL)
 def test_cached_generation_reads_digit_runs_on_across_steps(backbone: str) -> None:
     model = tiny_model(backbone, DIGIT_ENCODINGS[0]).eval()
@@ -125,7 +137,8 @@ def test_a_cached_step_without_the_ids_before_it_is_refused(backbone: str) -> No
         ({"digit_tokens": None}, r"needs config\.digit_tokens"),
         ({"digit_tokens": [[500, 1, 1, 1]]}, r"row \[500, 1, 1, 1\] is not \[token id in \[0, 100\)"),
         ({"digit_tokens": [[5, 1, 0, 1]]}, r"digits >= 1"),
-        ({"digits_features": "abacus"}, r"digits_features='abacus' is unknown; allowed: fone\+place, fone, place"),
+        ({"digits_features": "abacus"}, r"'abacus' is unknown; allowed: one or more of fone, place, ramp"),
+        ({"digits_features": "fone+fone"}, r"digits_features='fone\+fone' is unknown"),
         ({"digits_places": 19}, r"digits_places must be in \[1, 18\], got 19"),
     ],
 )

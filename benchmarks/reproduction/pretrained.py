@@ -94,6 +94,8 @@ SETUPS = {
                             "value-aware digits (FoNE + place), BOS first, LoRA + NTL"),
     "digits-units-bos-lora-ntl": (("--number_encoding", "digits", *UNITS_FIRST, *BOS, *LORA, *NTL),
                                   "value-aware digits, units first, BOS first, LoRA + NTL"),
+    "digits-ramp-bos-lora-ntl": (("--number_encoding", "digits", "--digits_features", "ramp+place", *BOS, *LORA, *NTL),
+                                 "value-aware digits (ramp + place), BOS first, LoRA + NTL"),
     "fone-in-digits-bos-lora-ntl": (("--number_encoding", "fone", *DIGITS_OUT, *BOS, *LORA, *NTL),
                                     "numbers in as FoNE [NUM], digits out, BOS first, LoRA + NTL"),
     "xval-in-digits-bos-lora-ntl": (("--number_encoding", "xval", *DIGITS_OUT, *BOS, *LORA, *NTL),

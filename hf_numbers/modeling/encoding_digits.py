@@ -4,7 +4,9 @@
 them, the number-token loss applies) with a small module beside the embeddings, :class:`DigitValueEmbedding`:
 at every digit token it adds ``W f``, where ``f`` describes the digit run read so far (the number's digits up
 to and including this token): Fourier features of its value mod ``10^k`` for every place ``k`` (FoNE's, which
-line the digits up by place from the right), and the count of digits read (Abacus' place from the left).
+line the digits up by place from the right), and the count of digits read (Abacus' place from the left); or,
+in place of the Fourier features, its value mod ``10^k`` as a fraction of ``10^k`` (``ramp``: linear, so two
+numbers' ramps, centred, sum above zero exactly where their sum carries into place ``k``).
 ``f`` depends only on the tokens up to the position, so teacher-forced training sees what generation will
 see, and ``W`` starts at zero, so an adapted pretrained model starts with the base model's outputs exactly.
 
@@ -32,10 +34,12 @@ from .encoding_base import EncodingOption
 from .encoding_text import TextEncoding
 from .tokenization_helpers import token_texts
 
-__all__ = ["DIGIT_FEATURES", "DigitValueEmbedding", "DigitsEncoding", "digit_token_table"]
+__all__ = ["DIGIT_FEATURE_PARTS", "DigitValueEmbedding", "DigitsEncoding", "digit_token_table"]
 
-DIGIT_FEATURES = ("fone+place", "fone", "place")
-"""``digits_features`` values: what describes the digit run read so far."""
+DIGIT_FEATURE_PARTS = {"fone": 2, "place": 1, "ramp": 1}
+"""What can describe the digit run read so far (``digits_features``: one or more, joined by ``+``), and the features
+each gives a place: FoNE's cosine and sine of the value mod ``10^k``; the one-hot count of digits read; the value
+mod ``10^k`` over ``10^k``, less one half."""
 MAX_PLACES = 18
 """The most digit places the features describe (the run's value mod 10^18 fits int64)."""
 
@@ -53,8 +57,9 @@ class DigitsEncoding(TextEncoding):
     options = (
         *TextEncoding.options,
         EncodingOption("digits_features", str, "fone+place",
-                       f"Value-aware digits: what is added at each digit token, one of {', '.join(DIGIT_FEATURES)} "
-                       "(FoNE features of the number read so far; the count of its digits read)"),
+                       "Value-aware digits: what is added at each digit token, parts joined by '+': "
+                       f"{', '.join(DIGIT_FEATURE_PARTS)} (FoNE features of the number read so far; the count of its "
+                       "digits read; its value mod 10^k as a fraction of 10^k)"),
         EncodingOption("digits_places", int, 10,
                        f"Value-aware digits: digit places the features describe, 1-{MAX_PLACES}"),
         EncodingOption("digits_zero_start", bool, True,
@@ -66,9 +71,13 @@ class DigitsEncoding(TextEncoding):
     def validate_options(cls, config: Any) -> None:
         """The options in range (every config holds them); when selected, the digit-token table too."""
         super().validate_options(config)
-        if config.digits_features not in DIGIT_FEATURES:
-            allowed = ", ".join(DIGIT_FEATURES)
-            raise ValueError(f"digits_features={config.digits_features!r} is unknown; allowed: {allowed}")
+        parts = str(config.digits_features).split("+")
+        if not set(parts) <= set(DIGIT_FEATURE_PARTS) or len(set(parts)) < len(parts):
+            allowed = ", ".join(DIGIT_FEATURE_PARTS)
+            raise ValueError(
+                f"digits_features={config.digits_features!r} is unknown; allowed: one or more of {allowed}, "
+                "joined by '+'"
+            )
         if not 1 <= config.digits_places <= MAX_PLACES:
             raise ValueError(f"digits_places must be in [1, {MAX_PLACES}], got {config.digits_places}")
         if config.number_encoding == cls.name:
@@ -121,15 +130,15 @@ class DigitValueEmbedding(nn.Module):
 
     def __init__(self, config: Any) -> None:
         super().__init__()
-        self.places, self.kind = config.digits_places, config.digits_features
+        self.places, self.parts = config.digits_places, config.digits_features.split("+")
         self.units_first = config.text_digit_order == "units_first"
         self.zero_start, self.init_std = config.digits_zero_start, config.initializer_range
         self.digit_tokens, vocab_size = [list(row) for row in config.digit_tokens], config.vocab_size
         # value, digit count (0: no digits), joins; rebuilt from the config by init_parameters, never saved
         self.register_buffer("table", torch.zeros(vocab_size, 3, dtype=torch.long), persistent=False)
         self.register_buffer("powers", torch.zeros(self.places + 1, dtype=torch.long), persistent=False)
-        fone, place = "fone" in self.kind, "place" in self.kind
-        self.proj = nn.Linear(2 * self.places * fone + self.places * place, config.hidden_size, bias=False)
+        features = sum(DIGIT_FEATURE_PARTS[part] for part in self.parts) * self.places
+        self.proj = nn.Linear(features, config.hidden_size, bias=False)
         self.init_parameters()
 
     def init_parameters(self) -> None:
@@ -181,16 +190,16 @@ class DigitValueEmbedding(nn.Module):
         return prefix % self.powers[-1], (before + count).clamp(max=self.places), is_digit
 
     def features(self, ids: torch.Tensor) -> torch.Tensor:
-        """``(B, L, F)`` float64: the FoNE features and / or one-hot digits read; zero at other tokens."""
+        """``(B, L, F)`` float64: the parts of ``digits_features`` in their order; zero at other tokens."""
         prefix, read, is_digit = self.read_runs(ids)
-        parts = []
-        if "fone" in self.kind:
-            periods = self.powers[1:]
-            phase = (prefix.unsqueeze(-1) % periods).double() / periods.double() * (2 * math.pi)
-            parts += [phase.cos(), phase.sin()]
-        if "place" in self.kind:
-            parts.append(nn.functional.one_hot((read - 1).clamp(min=0), self.places).double())
-        return torch.cat(parts, -1) * is_digit.unsqueeze(-1)
+        periods = self.powers[1:]
+        fraction = (prefix.unsqueeze(-1) % periods).double() / periods.double()  # of 10^k, for k = 1..places
+        parts = {
+            "fone": lambda: torch.cat([(2 * math.pi * fraction).cos(), (2 * math.pi * fraction).sin()], -1),
+            "place": lambda: nn.functional.one_hot((read - 1).clamp(min=0), self.places).double(),
+            "ramp": lambda: fraction - 0.5,
+        }
+        return torch.cat([parts[part]() for part in self.parts], -1) * is_digit.unsqueeze(-1)
 
     def forward(self, embeds: torch.Tensor, ids: torch.Tensor, context: torch.Tensor | None = None) -> torch.Tensor:
         """``embeds`` plus the projected features; ``context``: the ids before ``ids`` (a cached continuation)."""
