@@ -23,6 +23,7 @@ from transformers import AutoModel, AutoTokenizer, Trainer, TrainingArguments, p
 from hf_numbers import BACKBONES
 from hf_numbers.cli import main as cli_main
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
+from hf_numbers.evaluation.predict import predict_answers
 from hf_numbers.training import (
     NumberTrainingArguments,
     build_dataset,
@@ -370,8 +371,11 @@ def test_a_new_models_vocabulary_is_padded_to_the_multiple_asked(backbone: str, 
     assert model.config.tokenizer_vocab_size == tokens  # saved with the model
     assert summary["metrics"]["test"]["count"] == 16 and summary["metrics"]["test"]["invalid_rate"] < 1
     # were the extra rows' logits the highest, generation, fill_mask and its pipeline would still never give one
+    texts, answers = ["1 + 2 = 3", "4 + 1 = 5"], [2, 2]
+    before = predict_answers(model, tokenizer, texts, answers)
     padded = torch.arange(tokens, rows)
     model.get_output_embeddings().register_forward_hook(lambda _, __, logits: logits.index_fill(-1, padded, 1e4))
+    assert predict_answers(model, tokenizer, texts, answers) == before  # evaluation reads the tokenizer's rows only
     if BACKBONES[backbone].causal:
         assert model.generation_config.suppress_tokens == padded.tolist()
         batch = tokenizer(["1 + 2 ="], return_tensors="pt")

@@ -101,7 +101,7 @@ def _predict_numbers(
         input_numbers=numbers.to(model.device),
         attention_mask=enc["attention_mask"].to(model.device),
     )
-    logits = out.logits[rows, query].cpu()
+    logits = out.logits[rows, query, : len(tokenizer)].cpu()  # never a row no token has (a padded vocabulary)
     values = out.number_predictions[rows, query].double().cpu()  # ±inf past a log scaling's range: invalid
     # argmax takes a NaN logit as the largest: a row with a non-finite logit or value predicts nothing
     valid = tokenizer.number_mask(logits.argmax(-1)) & logits.isfinite().all(-1) & values.isfinite()
