@@ -96,6 +96,9 @@ SETUPS = {
                                   "value-aware digits, units first, BOS first, LoRA + NTL"),
     "digits-ramp-bos-lora-ntl": (("--number_encoding", "digits", "--digits_features", "ramp+place", *BOS, *LORA, *NTL),
                                  "value-aware digits (ramp + place), BOS first, LoRA + NTL"),
+    "digits-ramp-fast-bos-lora-ntl": (("--number_encoding", "digits", "--digits_features", "ramp+place",
+                                       "--number_learning_rate", "1e-2", *BOS, *LORA, *NTL),
+                                      "value-aware digits (ramp + place), value part at 10x the rate, BOS, LoRA + NTL"),
     "fone-in-digits-bos-lora-ntl": (("--number_encoding", "fone", *DIGITS_OUT, *BOS, *LORA, *NTL),
                                     "numbers in as FoNE [NUM], digits out, BOS first, LoRA + NTL"),
     "xval-in-digits-bos-lora-ntl": (("--number_encoding", "xval", *DIGITS_OUT, *BOS, *LORA, *NTL),
@@ -114,7 +117,7 @@ def smollm2_folder() -> str:
 
 SEEDED = ("text-lora-ntl", "digits-lora-ntl", "xval-align-lora", "xval-lora", "digits-units-lora-ntl",
           "text-bos-lora-ntl", "digits-units-bos-lora-ntl", "digits-bos-lora-ntl",
-          "text-units-bos-lora-ntl")
+          "text-units-bos-lora-ntl", "digits-ramp-bos-lora-ntl")
 """The set-ups with a second training seed."""
 THIRD_SEEDED = ("text-bos-lora-ntl", "digits-bos-lora-ntl")
 """The set-ups whose products were within the two seeds' spread of each other (the default's choice): a third seed."""
