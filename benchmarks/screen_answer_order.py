@@ -10,6 +10,10 @@ library has no flag for it.
     python benchmarks/screen_answer_order.py data --task multiplication --task_options digits=3 --output runs/screen/m3
     hf-numbers train --data_dir runs/screen/m3 <a pretrained row's flags> --output_dir runs/screen/m3-run
     python benchmarks/screen_answer_order.py score runs/screen/m3-run runs/screen/m3 --split test
+    python benchmarks/screen_answer_order.py score runs/screen/m3-run runs/screen/m3 --given_digits 4
+
+``--given_digits M`` hands the model the first M digits of each true answer (its lowest M, units first) and lets it
+write the rest: whether the high digits, written last, go wrong because the digits before them did.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import torch
 from datasets import DatasetDict, load_from_disk
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -50,17 +55,34 @@ def answers_units_first(dataset: DatasetDict) -> DatasetDict:
     return dataset.map(reverse, with_indices=True)
 
 
-def score(model: Any, tokenizer: Any, split: Any, batch_size: int = 64) -> tuple[dict[str, float], list[dict]]:
+def continue_prompts(model: Any, tokenizer: Any, prompts: list[str], max_new_tokens: int = 12) -> list[str]:
+    """The greedy continuation of each prompt (left-padded into one batch), as text."""
+    tokenizer.padding_side = "left"
+    batch = tokenizer(prompts, return_tensors="pt", padding=True)
+    with torch.no_grad():
+        ids = model.generate(**batch, max_new_tokens=max_new_tokens, do_sample=False)
+    return tokenizer.batch_decode(ids[:, batch["input_ids"].shape[1] :], skip_special_tokens=True)
+
+
+def score(
+    model: Any, tokenizer: Any, split: Any, batch_size: int = 64, given_digits: int = 0
+) -> tuple[dict[str, float], list[dict]]:
     """Metrics of what ``model`` writes for ``split``'s answers, each read in the usual order (the first number
     written, turned back with :func:`units_first`): exact, within 1%, MSE over the valid ones, invalid rate; and the
-    rows (written text, true answer, value read)."""
+    rows (written text, true answer, value read). ``given_digits``: the first that many digits of each true answer
+    (as the model writes it) follow the prompt, and the model writes on from there."""
     if len(split) == 0:
         raise ValueError("the split to score is empty")
     model.eval()
     rows = []
     for start in range(0, len(split), batch_size):
         batch = split.select(range(start, min(start + batch_size, len(split))))
-        written, finite = written_answers(model, tokenizer, list(batch["text"]), list(batch["answer_index"]))
+        if given_digits:
+            given = [answer[:given_digits] for answer in batch["answer_text"]]
+            written = continue_prompts(model, tokenizer, [p + g for p, g in zip(batch["prompt"], given)])
+            written, finite = [g + text for g, text in zip(given, written)], [True] * len(written)
+        else:
+            written, finite = written_answers(model, tokenizer, list(batch["text"]), list(batch["answer_index"]))
         for text, ok, answer in zip(written, finite, batch["answer_text"]):
             found = find_numbers(text) if ok else []
             value = float(units_first(text[found[0].start : found[0].end])) if found else None
@@ -92,6 +114,7 @@ def main() -> None:
     scoring.add_argument("run", help="the run's output_dir (its final/ model is scored)")
     scoring.add_argument("data", help="the folder `data` wrote")
     scoring.add_argument("--split", default="test")
+    scoring.add_argument("--given_digits", type=int, default=0, help="the true answer's first digits handed over")
     args = parser.parse_args()
     if args.command == "data":
         task = load_task(args.task, train_size=args.train_size, eval_size=args.eval_size, seed=args.seed,
@@ -100,9 +123,10 @@ def main() -> None:
         return
     final = Path(args.run) / "final"
     model, tokenizer = AutoModelForCausalLM.from_pretrained(final), AutoTokenizer.from_pretrained(final)
-    metrics, rows = score(model, tokenizer, load_from_disk(args.data)[args.split])
-    (Path(args.run) / f"answer_order_{args.split}.json").write_text(json.dumps({"metrics": metrics, "rows": rows}))
-    print(json.dumps({"split": args.split, **metrics}))
+    metrics, rows = score(model, tokenizer, load_from_disk(args.data)[args.split], given_digits=args.given_digits)
+    name = f"answer_order_{args.split}{f'_given{args.given_digits}' if args.given_digits else ''}.json"
+    (Path(args.run) / name).write_text(json.dumps({"metrics": metrics, "rows": rows}))
+    print(json.dumps({"split": args.split, "given_digits": args.given_digits, **metrics}))
 
 
 if __name__ == "__main__":

@@ -48,6 +48,23 @@ def test_what_a_model_writes_is_read_back_in_the_usual_order(monkeypatch: pytest
                        "invalid_rate": 0.5}  # fmt: skip
 
 
+def test_given_digits_lead_what_the_model_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    split = screen_answer_order.answers_units_first(load_task("multiplication", train_size=4, eval_size=2,
+                                                              seed=1, options={"digits": 3}))["test"]  # fmt: skip
+    prompts = []
+
+    def fake_continue_prompts(model, tokenizer, texts):  # noqa: ANN001, ANN202
+        prompts.extend(texts)
+        return [f"{answer[2:]} = done" for answer in split["answer_text"]]  # the rest of each answer
+
+    monkeypatch.setattr(screen_answer_order, "continue_prompts", fake_continue_prompts)
+    model = type("Model", (), {"eval": lambda self: None})()
+    metrics, rows = screen_answer_order.score(model, None, split, given_digits=2)
+    assert prompts == [p + a[:2] for p, a in zip(split["prompt"], split["answer_text"])]
+    assert [row["value"] for row in rows] == [float(a[::-1]) for a in split["answer_text"]]
+    assert metrics["exact_match"] == 1.0
+
+
 def test_an_empty_split_is_refused() -> None:
     empty = load_task("fone_arithmetic", train_size=4, eval_size=2, seed=1)["test"].select([])
     with pytest.raises(ValueError, match="the split to score is empty"):
