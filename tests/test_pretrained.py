@@ -252,17 +252,17 @@ def test_lora_arguments_are_checked_before_any_work() -> None:
         NumberTrainingArguments(gguf_file="model.gguf")
 
 
-def test_a_pretrained_causal_lm_defaults_to_its_digit_tokens_with_the_number_token_loss(pretrained: Path) -> None:
+def test_a_pretrained_causal_lm_defaults_to_value_aware_digits_with_the_number_token_loss(pretrained: Path) -> None:
     """--pretrained's recipe (PRETRAINED_RECIPE) fills only what is not given: an explicit encoding keeps its own loss
     default (xVal, a text scheme: none), an explicit loss wins, and a new model stays on xVal."""
     chosen = {}
-    for given in ({}, {"number_encoding": "digits"}, {"number_encoding": "xval"}, {"number_encoding": "p10"},
+    for given in ({}, {"number_encoding": "text"}, {"number_encoding": "xval"}, {"number_encoding": "p10"},
                   {"number_token_loss": "none"}):  # fmt: skip
         args = NumberTrainingArguments(pretrained=str(pretrained), **given)
         chosen[tuple(given.values())] = (args.backbone, args.number_encoding, args.number_token_loss)
-    assert chosen == {(): ("llama", "text", "ntl"), ("digits",): ("llama", "digits", "ntl"),
+    assert chosen == {(): ("llama", "digits", "ntl"), ("text",): ("llama", "text", "ntl"),
                       ("xval",): ("llama", "xval", "none"), ("p10",): ("llama", "p10", "none"),
-                      ("none",): ("llama", "text", "none")}  # fmt: skip
+                      ("none",): ("llama", "digits", "none")}  # fmt: skip
     new = NumberTrainingArguments(backbone="llama")
     assert (new.number_encoding, new.number_token_loss) == ("xval", "none")
 
