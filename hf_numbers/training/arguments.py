@@ -195,8 +195,8 @@ class NumberTrainingArguments:
     number_encoding: str | None = field(
         default=None,
         metadata={
-            "help": f"One of {', '.join(NUMBER_ENCODINGS)}; default: text where --pretrained is a causal LM (its "
-            "own digit tokens, with the number-token loss; docs/pretrained.md says why), else xval."
+            "help": f"One of {', '.join(NUMBER_ENCODINGS)}; default: digits where --pretrained is a causal LM (its "
+            "own digit tokens plus their values, with the number-token loss; docs/pretrained.md says why), else xval."
         },
     )
     pretrained: str | None = field(
