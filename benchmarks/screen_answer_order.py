@@ -57,8 +57,7 @@ def answers_units_first(dataset: DatasetDict) -> DatasetDict:
 
 def continue_prompts(model: Any, tokenizer: Any, prompts: list[str], max_new_tokens: int = 12) -> list[str]:
     """The greedy continuation of each prompt (left-padded into one batch), as text."""
-    tokenizer.padding_side = "left"
-    batch = tokenizer(prompts, return_tensors="pt", padding=True)
+    batch = tokenizer(prompts, return_tensors="pt", padding=True, padding_side="left")
     with torch.no_grad():
         ids = model.generate(**batch, max_new_tokens=max_new_tokens, do_sample=False)
     return tokenizer.batch_decode(ids[:, batch["input_ids"].shape[1] :], skip_special_tokens=True)
@@ -73,6 +72,8 @@ def score(
     (as the model writes it) follow the prompt, and the model writes on from there."""
     if len(split) == 0:
         raise ValueError("the split to score is empty")
+    if given_digits < 0:
+        raise ValueError(f"given_digits must be >= 0, got {given_digits}")
     model.eval()
     rows = []
     for start in range(0, len(split), batch_size):

@@ -65,7 +65,10 @@ def test_given_digits_lead_what_the_model_writes(monkeypatch: pytest.MonkeyPatch
     assert metrics["exact_match"] == 1.0
 
 
-def test_an_empty_split_is_refused() -> None:
+def test_an_empty_split_and_negative_given_digits_are_refused() -> None:
     empty = load_task("fone_arithmetic", train_size=4, eval_size=2, seed=1)["test"].select([])
     with pytest.raises(ValueError, match="the split to score is empty"):
         screen_answer_order.score(None, None, empty)
+    split = load_task("fone_arithmetic", train_size=4, eval_size=2, seed=1)["test"]
+    with pytest.raises(ValueError, match="given_digits must be >= 0, got -1"):
+        screen_answer_order.score(None, None, split, given_digits=-1)
