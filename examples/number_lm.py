@@ -56,6 +56,11 @@ LOADERS = {".csv": "csv", ".json": "json", ".jsonl": "json", ".txt": "text"}
 logger = logging.getLogger(__name__)
 
 
+NUM_TOKEN_ENCODINGS = tuple(name for name in NUMBER_ENCODINGS if get_encoding(name).has_number_module)
+"""The encodings this script trains: one ``[NUM]`` token per number plus its value. The model's own digits (``text``,
+``digits``, the text schemes) go through ``hf-numbers train`` or the Python API (docs/pretrained.md)."""
+
+
 @dataclass
 class ModelArguments:
     """Which model to train: a saved one (``--model_name_or_path``) or a new small one."""
@@ -83,7 +88,7 @@ class ModelArguments:
     backbone: str | None = field(
         default=None, metadata={"help": f"A new model's backbone: one of {', '.join(BACKBONES)} (default per script)."}
     )
-    number_encoding: str = field(default="xval", metadata={"help": f"One of {', '.join(NUMBER_ENCODINGS)}."})
+    number_encoding: str = field(default="xval", metadata={"help": f"One of {', '.join(NUM_TOKEN_ENCODINGS)}."})
     hidden_size: int = field(default=128, metadata={"help": "A new model's width."})
     num_layers: int = field(default=3, metadata={"help": "A new model's layers."})
     num_heads: int = field(default=4, metadata={"help": "A new model's attention heads."})
@@ -186,6 +191,10 @@ def check_numbers(model_args: ModelArguments, data: DataArguments, texts: datase
         encoding, fields = config.number_encoding, config.to_dict()
     else:
         encoding, fields = model_args.number_encoding, {}
+    if encoding not in NUM_TOKEN_ENCODINGS:
+        raise ValueError(f"number_encoding {encoding!r}: this script trains [NUM] encodings "
+                         f"({', '.join(NUM_TOKEN_ENCODINGS)}); for the model's own digits use hf-numbers train "
+                         "--pretrained (docs/pretrained.md)")
     hidden_size = config.hidden_size if config is not None else model_args.hidden_size
     files, column = data_files(data), data.text_column_name
     if not any(find_numbers(text) for text in texts["train"]["text"]):

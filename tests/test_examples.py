@@ -187,6 +187,16 @@ def test_a_value_the_encoding_cannot_hold_is_refused_before_training(
     assert "the number 1e300 (1e+300)" in message and f"the {encoding!r} encoding" in message and allowed in message
 
 
+@pytest.mark.parametrize("encoding", ["text", "digits", "p10"])
+def test_an_encoding_of_the_models_own_digits_is_refused_by_name(encoding: str, tmp_path: Path) -> None:
+    """The script trains [NUM] encodings; one that writes numbers as ordinary tokens is refused before any model is
+    built (before: a config error about number token ids after the model was loaded)."""
+    message = _refused(tmp_path / "run", "--train_file", str(_csv(tmp_path / "days.csv", DAYS)),
+                       "--number_encoding", encoding)
+    assert f"number_encoding {encoding!r}: this script trains [NUM] encodings (xval, " in message
+    assert "hf-numbers train --pretrained" in message
+
+
 def test_a_value_in_the_validation_file_is_refused_before_training(tmp_path: Path) -> None:
     """Every split is checked: 1e300 in --validation_file stops float before training, not at evaluation."""
     train = _csv(tmp_path / "train.csv", DAYS)
