@@ -24,7 +24,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-import torch
 from datasets import DatasetDict, load_from_disk
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -55,14 +54,6 @@ def answers_units_first(dataset: DatasetDict) -> DatasetDict:
     return dataset.map(reverse, with_indices=True)
 
 
-def continue_prompts(model: Any, tokenizer: Any, prompts: list[str], max_new_tokens: int = 12) -> list[str]:
-    """The greedy continuation of each prompt (left-padded into one batch), as text."""
-    batch = tokenizer(prompts, return_tensors="pt", padding=True, padding_side="left")
-    with torch.no_grad():
-        ids = model.generate(**batch, max_new_tokens=max_new_tokens, do_sample=False)
-    return tokenizer.batch_decode(ids[:, batch["input_ids"].shape[1] :], skip_special_tokens=True)
-
-
 def score(
     model: Any, tokenizer: Any, split: Any, batch_size: int = 64, given_digits: int = 0
 ) -> tuple[dict[str, float], list[dict]]:
@@ -72,18 +63,13 @@ def score(
     (as the model writes it) follow the prompt, and the model writes on from there."""
     if len(split) == 0:
         raise ValueError("the split to score is empty")
-    if given_digits < 0:
-        raise ValueError(f"given_digits must be >= 0, got {given_digits}")
     model.eval()
     rows = []
     for start in range(0, len(split), batch_size):
         batch = split.select(range(start, min(start + batch_size, len(split))))
-        if given_digits:
-            given = [answer[:given_digits] for answer in batch["answer_text"]]
-            written = continue_prompts(model, tokenizer, [p + g for p, g in zip(batch["prompt"], given)])
-            written, finite = [g + text for g, text in zip(given, written)], [True] * len(written)
-        else:
-            written, finite = written_answers(model, tokenizer, list(batch["text"]), list(batch["answer_index"]))
+        written, finite = written_answers(model, tokenizer, list(batch["text"]), list(batch["answer_index"]),
+                                          given_digits=given_digits)  # fmt: skip
+        written = [answer[:given_digits] + text for answer, text in zip(batch["answer_text"], written)]
         for text, ok, answer in zip(written, finite, batch["answer_text"]):
             found = find_numbers(text) if ok else []
             value = float(units_first(text[found[0].start : found[0].end])) if found else None

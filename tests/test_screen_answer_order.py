@@ -37,7 +37,7 @@ def test_what_a_model_writes_is_read_back_in_the_usual_order(monkeypatch: pytest
     truths = [float(text[::-1]) for text in split["answer_text"]]
     written = [f" {split['answer_text'][0]}", " 1", "no number", f" {split['answer_text'][3]} and 5"]
 
-    def fake_written_answers(model, tokenizer, texts, indices):  # noqa: ANN001, ANN202
+    def fake_written_answers(model, tokenizer, texts, indices, given_digits):  # noqa: ANN001, ANN202
         return written, [True, True, True, False]  # the last one's logits were not finite
 
     monkeypatch.setattr(screen_answer_order, "written_answers", fake_written_answers)
@@ -51,16 +51,16 @@ def test_what_a_model_writes_is_read_back_in_the_usual_order(monkeypatch: pytest
 def test_given_digits_lead_what_the_model_writes(monkeypatch: pytest.MonkeyPatch) -> None:
     split = screen_answer_order.answers_units_first(load_task("multiplication", train_size=4, eval_size=2,
                                                               seed=1, options={"digits": 3}))["test"]  # fmt: skip
-    prompts = []
+    handed = []
 
-    def fake_continue_prompts(model, tokenizer, texts):  # noqa: ANN001, ANN202
-        prompts.extend(texts)
-        return [f"{answer[2:]} = done" for answer in split["answer_text"]]  # the rest of each answer
+    def fake_written_answers(model, tokenizer, texts, indices, given_digits):  # noqa: ANN001, ANN202
+        handed.append(given_digits)  # the library keeps them in the prompt (tests/test_text_models.py)
+        return [f"{answer[2:]} = done" for answer in split["answer_text"]], [True, True]  # the rest of each answer
 
-    monkeypatch.setattr(screen_answer_order, "continue_prompts", fake_continue_prompts)
+    monkeypatch.setattr(screen_answer_order, "written_answers", fake_written_answers)
     model = type("Model", (), {"eval": lambda self: None})()
     metrics, rows = screen_answer_order.score(model, None, split, given_digits=2)
-    assert prompts == [p + a[:2] for p, a in zip(split["prompt"], split["answer_text"])]
+    assert handed == [2]
     assert [row["value"] for row in rows] == [float(a[::-1]) for a in split["answer_text"]]
     assert metrics["exact_match"] == 1.0
 
@@ -70,5 +70,6 @@ def test_an_empty_split_and_negative_given_digits_are_refused() -> None:
     with pytest.raises(ValueError, match="the split to score is empty"):
         screen_answer_order.score(None, None, empty)
     split = load_task("fone_arithmetic", train_size=4, eval_size=2, seed=1)["test"]
-    with pytest.raises(ValueError, match="given_digits must be >= 0, got -1"):
-        screen_answer_order.score(None, None, split, given_digits=-1)
+    model = type("Model", (), {"eval": lambda self: None, "causal": True})()
+    with pytest.raises(ValueError, match="given_digits must be >= 0, got -1"):  # by the library's written_answers
+        screen_answer_order.score(model, None, split, given_digits=-1)

@@ -35,7 +35,7 @@ from hf_numbers.cli import main as cli_main
 from hf_numbers.data.checks import check_answers_tokenized
 from hf_numbers.data.loading import tokenize_dataset
 from hf_numbers.data.tokenizer_training import train_number_tokenizer
-from hf_numbers.evaluation.predict import TEXT_ANSWER_TOKENS, predict_answers
+from hf_numbers.evaluation.predict import TEXT_ANSWER_TOKENS, predict_answers, written_answers
 from hf_numbers.modeling.encoding_text import SchemeEncoding, TextEncoding
 from hf_numbers.modeling.text_schemes import NUMBER_SCHEMES, fit_exponent_range, make_scheme
 from hf_numbers.training import (
@@ -274,6 +274,16 @@ def test_predictions_are_the_written_numbers(backbone: str, encoding: str, answe
         assert predict_answers(model, tokenizer, TEXTS, INDICES) == expected
         monkeypatch.setattr(model, "fill_mask", _oracle_fill(tokenizer, corrupt=True))
     assert predict_answers(model, tokenizer, TEXTS, INDICES) == [None] * len(TEXTS)
+
+
+def test_given_digits_stay_in_the_prompt_and_the_rest_is_written(answer_tokenizers, monkeypatch) -> None:
+    tokenizer = answer_tokenizers["gpt2", "text"]  # writes k=1.234 as k = 1 . 234
+    model = sized_model("gpt2", "text", tokenizer)
+    monkeypatch.setattr(model, "generate", _oracle_generate(tokenizer)[0])  # continues with the true text
+    for given, rest in [(0, "1.234"), (1, ".234"), (2, "234")]:
+        assert written_answers(model, tokenizer, TEXTS[3:], INDICES[3:], given_digits=given) == ([rest], [True])
+    with pytest.raises(ValueError, match="given_digits must be >= 0, got -1"):
+        written_answers(model, tokenizer, TEXTS[3:], INDICES[3:], given_digits=-1)
 
 
 @pytest.mark.parametrize("backbone", list(BACKBONES))

@@ -119,10 +119,17 @@ def _predict_text(
 
 @torch.no_grad()
 def written_answers(
-    model: Any, tokenizer: Any, texts: Sequence[str], answer_indices: Sequence[int], *, max_length: int | None = None
+    model: Any,
+    tokenizer: Any,
+    texts: Sequence[str],
+    answer_indices: Sequence[int],
+    *,
+    max_length: int | None = None,
+    given_digits: int = 0,
 ) -> tuple[list[str], list[bool]]:
     """What a model that writes digits puts where each example's answer is, as text: the greedy continuation of the
     text before it (causal) or the filled-in answer (masked); and whether every logit it came from was finite.
+    ``given_digits``: the answer's first that many characters stay in the prompt, and what follows them is written.
 
     :func:`predict_answers` reads the first number of each; a script that reads them otherwise (answers written in
     another order: ``benchmarks/screen_answer_order.py``) starts here. Call it on a model in eval mode.
@@ -131,12 +138,14 @@ def written_answers(
         >>> written_answers(model, tokenizer, ["12 + 30 = 42"], [2])  # doctest: +SKIP
         ([' 42'], [True])
     """
+    if given_digits < 0:
+        raise ValueError(f"given_digits must be >= 0, got {given_digits}")
     spans = []
     for row, (text, index) in enumerate(zip(texts, answer_indices)):
         numbers = find_numbers(text)
         if not 0 <= index < len(numbers):
             raise ValueError(f"example {row}: answer_index is {index} but the text has {len(numbers)} numbers")
-        spans.append((numbers[index].start, numbers[index].end))
+        spans.append((min(numbers[index].start + given_digits, numbers[index].end), numbers[index].end))
     return (_generate_answers if model.causal else _fill_answers)(model, tokenizer, list(texts), spans, max_length)
 
 
