@@ -107,6 +107,65 @@ def test_the_ramps_of_two_numbers_sum_above_zero_where_their_sum_carries() -> No
         assert ((last[0] + last[1]) > -margin).tolist() == carries, (a, b)
 
 
+def below_ramps(module: DigitValueEmbedding, a: int, b: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The ``below`` features of the prompt ``a word b word``: those at a's digits and at b's, units last."""
+    digits_a, digits_b = [[DIGIT[int(d)] for d in str(n)] for n in (a, b)]
+    ids = ids_of(*digits_a, WORD, *digits_b, WORD + 1)
+    features = module.features(ids, prompt_length=ids.shape[1])[0]
+    return features[: len(digits_a)], features[len(digits_a) + 1 : -1]
+
+
+def test_the_ramps_below_two_given_numbers_sum_above_zero_where_their_sum_carries() -> None:
+    module = DigitValueEmbedding(tiny_config("llama", DIGIT_ENCODINGS[0], digits_places=6, digits_features="below"))
+    at_a, _ = below_ramps(module, 3137, 5)
+    expected = [[0.137, 0.37, 0.7, 0.0], [0.37, 0.7, 0.0], [0.7, 0.0], [0.0]]  # the digits under 3, 1, 3, 7
+    for features, ramps in zip(at_a, expected, strict=True):
+        torch.testing.assert_close(features[: len(ramps)], torch.tensor(ramps, dtype=torch.float64) - 0.5)
+        assert not features[len(ramps) :].any()
+    generator = torch.Generator().manual_seed(0)
+    for a, b in torch.randint(0, 100_000, (50, 2), generator=generator).tolist():
+        at_a, at_b = below_ramps(module, a, b)
+        for place in range(min(len(at_a), len(at_b))):  # the first feature at each place: its digits under it
+            carries = (a % 10**place + b % 10**place) >= 10**place
+            total = at_a[-1 - place][0] + at_b[-1 - place][0]
+            assert bool(total > -0.5 / 10**place) == carries, (a, b, place)  # no carry: at most -1/10^place
+
+
+def test_below_reads_only_the_numbers_the_prompt_gives_whole() -> None:
+    module = DigitValueEmbedding(tiny_config("llama", DIGIT_ENCODINGS[0], digits_places=4, digits_features="below"))
+    ids = ids_of(DIGIT[1], DIGIT[2], WORD, DIGIT[3], DIGIT[4], WORD, DIGIT[5], DIGIT[6])
+    reads = {given: module.features(ids, prompt_length=given)[0, :, 0].tolist() for given in (0, 3, 5, 6, 8)}
+    reads = {given: [round(x, 9) for x in read] for given, read in reads.items()}
+    assert reads[0] == [0.0] * 8  # nothing given: nothing read ahead
+    assert reads[3] == reads[5] == [-0.3, -0.5] + [0.0] * 6  # 12 ends before the token after it is given
+    assert reads[6] == reads[8] == [-0.3, -0.5, 0.0, -0.1, -0.5, 0.0, 0.0, 0.0]  # 56 may go on: not whole
+    long = module.features(ids_of(*[DIGIT[7]] * 4, WORD), prompt_length=5)  # 4 places' digits: not held whole
+    assert not long.any()
+
+
+@pytest.mark.parametrize("backbone", CAUSAL)
+def test_below_sees_in_training_what_generation_sees(backbone: str) -> None:
+    model = tiny_model(backbone, DIGIT_ENCODINGS[0], digits_features="fone+place+below").eval()
+    with torch.no_grad():
+        model.digit_values.proj.weight.normal_(std=5.0)  # large enough that reading ahead would show
+    prompt = ids_of(SPACED[3], DIGIT[1], WORD, SPACED[7], DIGIT[4], WORD + 1, SPACED[2]).repeat(2, 1)
+    for use_cache in (True, False):
+        out = model.generate(input_ids=prompt, max_new_tokens=5, do_sample=False, output_logits=True,
+                             use_cache=use_cache, return_dict_in_generate=True, pad_token_id=0)  # fmt: skip
+        labels = out.sequences.clone()
+        labels[:, : prompt.shape[1]] = -100  # the answer alone carries the loss, as the collator masks it
+        with torch.no_grad():
+            taught = model(input_ids=out.sequences, labels=labels).logits[:, prompt.shape[1] - 1 : -1]
+            unlabelled = model(input_ids=out.sequences).logits[:, prompt.shape[1] - 1 : -1]
+        torch.testing.assert_close(torch.stack(out.logits, 1), taught, rtol=1e-5, atol=1e-5)
+        assert not torch.allclose(taught, unlabelled)  # the prompt's numbers were read whole
+    changed = out.sequences.clone()
+    changed[:, -2] = DIGIT[(int(changed[0, -2]) + 1) % 10 + 10 if changed[0, -2] in DIGIT.values() else 5]
+    with torch.no_grad():  # a later answer token changes no earlier logits
+        later = model(input_ids=changed, labels=labels).logits
+    assert torch.equal(later[:, :-2], model(input_ids=out.sequences, labels=labels).logits[:, :-2])
+
+
 @pytest.mark.parametrize("backbone", CAUSAL)
 def test_cached_generation_reads_digit_runs_on_across_steps(backbone: str) -> None:
     model = tiny_model(backbone, DIGIT_ENCODINGS[0]).eval()
@@ -140,6 +199,7 @@ def test_a_cached_step_without_the_ids_before_it_is_refused(backbone: str) -> No
         ({"digits_features": "abacus"}, r"'abacus' is unknown; allowed: one or more of fone, place, ramp"),
         ({"digits_features": "fone+fone"}, r"digits_features='fone\+fone' is unknown"),
         ({"digits_places": 19}, r"digits_places must be in \[1, 18\], got 19"),
+        ({"digits_features": "below", "text_digit_order": "units_first"}, r"'below' describes the digits written"),
     ],
 )
 def test_a_bad_digits_config_is_refused_naming_the_field(fields: dict, message: str) -> None:

@@ -99,6 +99,9 @@ SETUPS = {
     "digits-ramp-fast-bos-lora-ntl": (("--number_encoding", "digits", "--digits_features", "ramp+place",
                                        "--number_learning_rate", "1e-2", *BOS, *LORA, *NTL),
                                       "value-aware digits (ramp + place), value part at 10x the rate, BOS, LoRA + NTL"),
+    "digits-below-bos-lora-ntl": (("--number_encoding", "digits", "--digits_features", "fone+place+below", *BOS, *LORA,
+                                   *NTL), "value-aware digits (FoNE + place + the given numbers' ramps below), BOS, "
+                                  "LoRA + NTL"),
     "fone-in-digits-bos-lora-ntl": (("--number_encoding", "fone", *DIGITS_OUT, *BOS, *LORA, *NTL),
                                     "numbers in as FoNE [NUM], digits out, BOS first, LoRA + NTL"),
     "xval-in-digits-bos-lora-ntl": (("--number_encoding", "xval", *DIGITS_OUT, *BOS, *LORA, *NTL),

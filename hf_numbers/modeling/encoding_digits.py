@@ -9,6 +9,10 @@ in place of the Fourier features, its value mod ``10^k`` as a fraction of ``10^k
 numbers' ramps, centred, sum above zero exactly where their sum carries into place ``k``).
 ``f`` depends only on the tokens up to the position, so teacher-forced training sees what generation will
 see, and ``W`` starts at zero, so an adapted pretrained model starts with the base model's outputs exactly.
+One part looks ahead, where that leaks nothing: ``below`` describes the digits after a token in its run, for
+runs the prompt gives whole (``prompt_length``: before the first labelled token in training, the prompt in
+``generate``), and is zero elsewhere, so that each digit of a given operand carries the ramp of the digits
+under it: a sum carries into a place where the ramps at that place of its operands sum above zero.
 
 The module reads digit runs from the token ids alone, through a table of the vocabulary's digit tokens
 (``config.digit_tokens``: id, the digits' value, their count, whether the token joins a run before it), so it
@@ -36,10 +40,11 @@ from .tokenization_helpers import token_texts
 
 __all__ = ["DIGIT_FEATURE_PARTS", "DigitValueEmbedding", "DigitsEncoding", "digit_token_table"]
 
-DIGIT_FEATURE_PARTS = {"fone": 2, "place": 1, "ramp": 1}
+DIGIT_FEATURE_PARTS = {"fone": 2, "place": 1, "ramp": 1, "below": 1}
 """What can describe the digit run read so far (``digits_features``: one or more, joined by ``+``), and the features
 each gives a place: FoNE's cosine and sine of the value mod ``10^k``; the one-hot count of digits read; the value
-mod ``10^k`` over ``10^k``, less one half."""
+mod ``10^k`` over ``10^k``, less one half; in a run the prompt gives whole, the ramp of the ``p``, ``p - 1``, ...
+lowest digits, where ``p`` digits follow the token (the digits under it first)."""
 MAX_PLACES = 18
 """The most digit places the features describe (the run's value mod 10^18 fits int64)."""
 
@@ -59,7 +64,8 @@ class DigitsEncoding(TextEncoding):
         EncodingOption("digits_features", str, "fone+place",
                        "Value-aware digits: what is added at each digit token, parts joined by '+': "
                        f"{', '.join(DIGIT_FEATURE_PARTS)} (FoNE features of the number read so far; the count of its "
-                       "digits read; its value mod 10^k as a fraction of 10^k)"),
+                       "digits read; its value mod 10^k as a fraction of 10^k; in a number the prompt gives whole, "
+                       "the same of the digits under each digit)"),
         EncodingOption("digits_places", int, 10,
                        f"Value-aware digits: digit places the features describe, 1-{MAX_PLACES}"),
         EncodingOption("digits_zero_start", bool, True,
@@ -77,6 +83,11 @@ class DigitsEncoding(TextEncoding):
             raise ValueError(
                 f"digits_features={config.digits_features!r} is unknown; allowed: one or more of {allowed}, "
                 "joined by '+'"
+            )
+        if "below" in parts and config.text_digit_order == "units_first":
+            raise ValueError(
+                "digits_features 'below' describes the digits written after each digit; units first, those are read "
+                "before it (the other parts have them): use it with text_digit_order='as_written'"
             )
         if not 1 <= config.digits_places <= MAX_PLACES:
             raise ValueError(f"digits_places must be in [1, {MAX_PLACES}], got {config.digits_places}")
@@ -189,8 +200,9 @@ class DigitValueEmbedding(nn.Module):
         prefix = worth + sum(torch.where(link, _shifted(worth, b), 0) for b, link in enumerate(links, 1))
         return prefix % self.powers[-1], (before + count).clamp(max=self.places), is_digit
 
-    def features(self, ids: torch.Tensor) -> torch.Tensor:
-        """``(B, L, F)`` float64: the parts of ``digits_features`` in their order; zero at other tokens."""
+    def features(self, ids: torch.Tensor, prompt_length: torch.Tensor | int | None = None) -> torch.Tensor:
+        """``(B, L, F)`` float64: the parts of ``digits_features`` in their order; zero at other tokens.
+        ``prompt_length`` (per row, or one for all): the tokens before it are given whole (``below`` reads them)."""
         prefix, read, is_digit = self.read_runs(ids)
         periods = self.powers[1:]
         fraction = (prefix.unsqueeze(-1) % periods).double() / periods.double()  # of 10^k, for k = 1..places
@@ -198,14 +210,49 @@ class DigitValueEmbedding(nn.Module):
             "fone": lambda: torch.cat([(2 * math.pi * fraction).cos(), (2 * math.pi * fraction).sin()], -1),
             "place": lambda: nn.functional.one_hot((read - 1).clamp(min=0), self.places).double(),
             "ramp": lambda: fraction - 0.5,
+            "below": lambda: self._below(ids, prefix, read, is_digit, prompt_length),
         }
         return torch.cat([parts[part]() for part in self.parts], -1) * is_digit.unsqueeze(-1)
 
-    def forward(self, embeds: torch.Tensor, ids: torch.Tensor, context: torch.Tensor | None = None) -> torch.Tensor:
-        """``embeds`` plus the projected features; ``context``: the ids before ``ids`` (a cached continuation)."""
-        if context is not None:
-            ids = torch.cat([context.to(ids.device), ids], 1)
-        features = self.features(ids)[:, -embeds.shape[1] :]
+    def _below(
+        self, ids: torch.Tensor, prefix: torch.Tensor, read: torch.Tensor, is_digit: torch.Tensor, prompt_length: Any
+    ) -> torch.Tensor:
+        """The ``below`` part: at a token of a run that ends before ``prompt_length`` (and the token after it), with
+        ``p`` digits after the token, the ramps ``(value mod 10^k) / 10^k - 1/2`` for ``k = p, p - 1, ..., 0``
+        (``k = 0``: -1/2, nothing carries into the units), then zeros. Zero elsewhere, and in runs of ``places``
+        digits or more (their value is not held whole)."""
+        joins = self.table[torch.where(ids < self.table.shape[0], ids, 0), 2]
+        continued = _ahead(is_digit & (joins > 0) & _shifted(is_digit, 1), 1)  # the next token joins this run
+        is_end = is_digit & ~continued
+        positions = torch.arange(ids.shape[1], device=ids.device).expand_as(ids)
+        end_value, end_read, end_at = (torch.where(is_end, x, -1) for x in (prefix, read, positions))
+        chain = continued
+        for ahead in range(1, self.places + 1):  # the run's last token, up to `places` tokens ahead
+            reached = chain & _ahead(is_end, ahead)
+            end_value, end_read, end_at = (
+                torch.where(reached, _ahead(x, ahead), y)
+                for x, y in ((prefix, end_value), (read, end_read), (positions, end_at))
+            )
+            chain = chain & _ahead(continued, ahead)
+        given = 0 if prompt_length is None else torch.as_tensor(prompt_length, device=ids.device).reshape(-1, 1)
+        whole = is_digit & (end_at >= 0) & (end_at + 1 < given) & (end_read < self.places)
+        under = (end_read - read).unsqueeze(-1) - torch.arange(self.places, device=ids.device)  # k for each feature
+        span = self.powers[under.clamp(min=0)]
+        ramps = (end_value.unsqueeze(-1) % span).double() / span.double() - 0.5
+        return torch.where(whole.unsqueeze(-1) & (under >= 0), ramps, 0.0)
+
+    def forward(
+        self,
+        embeds: torch.Tensor,
+        ids: torch.Tensor,
+        context: torch.Tensor | None = None,
+        prompt_length: torch.Tensor | int | None = None,
+    ) -> torch.Tensor:
+        """``embeds`` plus the projected features; ``context``: the ids before ``ids`` (a cached continuation, whose
+        tokens are all generated); ``prompt_length``: the tokens given whole (see :meth:`features`)."""
+        if context is not None and context.shape[1] > 0:
+            ids, prompt_length = torch.cat([context.to(ids.device), ids], 1), None
+        features = self.features(ids, prompt_length)[:, -embeds.shape[1] :]
         return embeds + self.proj(features.to(self.proj.weight.dtype)).to(embeds.dtype)
 
 
@@ -214,3 +261,8 @@ def _shifted(x: torch.Tensor, back: int) -> torch.Tensor:
     if back == 0:
         return x
     return nn.functional.pad(x, (back, 0))[:, : x.shape[1]]
+
+
+def _ahead(x: torch.Tensor, ahead: int) -> torch.Tensor:
+    """``x`` moved ``ahead`` positions left along the sequence, zero-filled (the value ``ahead`` tokens after)."""
+    return nn.functional.pad(x, (0, ahead))[:, ahead:]

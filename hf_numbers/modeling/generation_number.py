@@ -95,6 +95,9 @@ class NumberGenerationMixin:
             >>> tokenizer.batch_decode(out.sequences, input_numbers=out.numbers)  # doctest: +SKIP
         """
         if self.number_encoding is None:  # a text encoding: numbers are ordinary tokens
+            if self.digit_values is not None:  # value-aware digits read the prompt's numbers whole
+                prompt = inputs if inputs is not None else kwargs.get("input_ids")
+                kwargs["prompt_length"] = None if prompt is None else prompt.shape[1]
             return super().generate(inputs, generation_config, **kwargs)
         input_ids = inputs if inputs is not None else kwargs.get("input_ids")
         if input_ids is None:
@@ -168,9 +171,11 @@ class NumberGenerationMixin:
         if scaled_numbers:  # generate's loop: values in the model's units
             kwargs["scaled_numbers"] = True
         model_inputs = super().prepare_inputs_for_generation(input_ids, **kwargs)
+        prompt_length = model_inputs.pop("prompt_length", None)
         if getattr(self, "digit_values", None) is not None:  # value-aware digits read runs on from earlier ids
             fed, places = model_inputs["input_ids"].shape[1], self.config.digits_places
             model_inputs["digit_context"] = input_ids[:, max(0, input_ids.shape[1] - fed - places) : -fed]
+            model_inputs["prompt_length"] = prompt_length if fed == input_ids.shape[1] else 0  # the prompt, given
         if input_numbers is not None:
             ids = model_inputs["input_ids"]
             model_inputs["input_numbers"] = input_numbers[:, -ids.shape[1] :].to(ids.device)

@@ -328,6 +328,7 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         scaled_numbers: bool = False,
         loss_only: bool = False,
         digit_context: torch.LongTensor | None = None,
+        prompt_length: torch.LongTensor | int | None = None,
         **kwargs: Any,
     ) -> ModelOutput:
         """Token logits, number predictions and (with ``labels``) the combined loss.
@@ -350,6 +351,9 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
                 ``number_predictions`` are None.
             digit_context: ``digits`` encoding, continuing with a KV cache: the ids before ``input_ids`` (at
                 least ``config.digits_places`` of them, or all), from which the digit runs are read on.
+            prompt_length: ``digits`` encoding: the tokens before it (per row, or one for all) are a prompt given
+                whole, whose finished digit runs the ``below`` part reads whole. Default: before the first
+                labelled token of a causal LM (``generate``: the prompt), every token of a masked LM.
 
         Other arguments, the KV cache among them (``cache``, or ``past_key_values`` before transformers
         5.24), are passed to the backbone.
@@ -362,7 +366,11 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
             >>> out.loss, out.token_loss, out.number_loss, out.number_predictions.shape  # doctest: +SKIP
         """
         self._check_forward_arguments(input_ids, inputs_embeds, labels, logits_to_keep, number_head, loss_only)
-        embeds, numbers = self._number_embeddings(input_ids, input_numbers, scaled_numbers, digit_context, kwargs)
+        if prompt_length is None:
+            prompt_length = self._given_tokens(input_ids, labels)
+        embeds, numbers = self._number_embeddings(
+            input_ids, input_numbers, scaled_numbers, (digit_context, prompt_length), kwargs
+        )
         backbone_kwargs = {"use_cache": use_cache} if self.causal else {}
         if token_type_ids is not None:  # only when given: Llama and ModernBERT have no token types
             backbone_kwargs["token_type_ids"] = token_type_ids
@@ -412,20 +420,31 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         if loss_only and labels is None:
             raise ValueError("loss_only computes the loss alone: it needs labels")
 
+    def _given_tokens(self, input_ids: torch.Tensor, labels: torch.Tensor | None) -> torch.Tensor | int:
+        """The default ``prompt_length``: a causal LM's tokens before the first labelled one (none without labels),
+        a masked LM's all."""
+        if not self.causal:
+            return input_ids.shape[1]
+        if labels is None:
+            return 0
+        labelled = labels != -100
+        return torch.where(labelled.any(1), labelled.int().argmax(1), labels.shape[1])
+
     def _number_embeddings(
         self,
         input_ids: torch.Tensor,
         input_numbers: torch.Tensor | None,
         scaled_numbers: bool,
-        digit_context: torch.Tensor | None,
+        digit_reading: tuple[torch.Tensor | None, torch.Tensor | int],
         kwargs: dict[str, Any],
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """The token embeddings with the numbers in them (the digits' values, or the encoding at number tokens),
-        and the checked input numbers in the model's units (None for a text encoding)."""
+        and the checked input numbers in the model's units (None for a text encoding). ``digit_reading``: the
+        ``digit_context`` and ``prompt_length`` of :meth:`forward`."""
         embeds = self.get_input_embeddings()(input_ids)
         if self.digit_values is not None:
-            self._check_digit_context(digit_context, kwargs)
-            embeds = self.digit_values(embeds, input_ids, digit_context)
+            self._check_digit_context(digit_reading[0], kwargs)
+            embeds = self.digit_values(embeds, input_ids, *digit_reading)
         if self.number_encoding is None:  # a text encoding: its numbers are ordinary tokens
             return embeds, None
         is_num = self.number_mask(input_ids)
