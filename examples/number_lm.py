@@ -4,9 +4,11 @@ the number tokenizer and model (its number scaling in its config), ``Trainer``, 
 Like transformers' ``run_clm.py`` / ``run_mlm.py``: ``--train_file`` / ``--validation_file``
 (``.csv``, ``.json``/``.jsonl`` or ``.txt``, read by ``datasets.load_dataset``), a text column,
 every ``TrainingArguments`` flag (``Trainer`` trains, saves checkpoints and reports). What
-hf_numbers adds: each number of the text is one ``[NUM]`` token with its value, and after
-training the model predicts one number of every validation text (``--eval_number_index``, the
-last by default): from the text before it (causal LM) or masked in its place (masked LM).
+hf_numbers adds: each number of the text is one ``[NUM]`` token with its value (a causal LM adapted
+from a plain checkpoint keeps its own digits by default and adds their values: ``--pretrained``'s
+recipe), and after training the model predicts one number of every validation text
+(``--eval_number_index``, the last by default): from the text before it (causal LM) or masked in its place
+(masked LM).
 
 Example:
     >>> from number_lm import run  # doctest: +SKIP
@@ -49,16 +51,25 @@ from hf_numbers.data.checks import check_text_column, check_text_numbers
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
 from hf_numbers.evaluation import compute_number_metrics
 from hf_numbers.evaluation.predict import predict_answers
+from hf_numbers.training.arguments import PRETRAINED_RECIPE
 from hf_numbers.training.builders import set_bos
 from hf_numbers.training.lora import ADAPTER_DIR, number_lora_config, require_peft, save_adapter
+from hf_numbers.training.number_token_loss import NumberTokenLoss, NumberTokenLossTrainer
 
 LOADERS = {".csv": "csv", ".json": "json", ".jsonl": "json", ".txt": "text"}
 logger = logging.getLogger(__name__)
 
 
 NUM_TOKEN_ENCODINGS = tuple(name for name in NUMBER_ENCODINGS if get_encoding(name).has_number_module)
-"""The encodings this script trains: one ``[NUM]`` token per number plus its value. The model's own digits (``text``,
-``digits``, the text schemes) go through ``hf-numbers train`` or the Python API (docs/pretrained.md)."""
+"""The encodings both scripts train: one ``[NUM]`` token per number plus its value."""
+OWN_DIGIT_ENCODINGS = ("text", "digits")
+"""What the causal script also trains: the model's own digit tokens, alone or with their values added (the default
+where it adapts a plain checkpoint). The text schemes go through ``hf-numbers train`` (docs/pretrained.md)."""
+
+
+def trained_encodings(causal: bool) -> tuple[str, ...]:
+    """The encodings the causal (``[NUM]`` and the model's own digits) or masked script trains."""
+    return NUM_TOKEN_ENCODINGS + (OWN_DIGIT_ENCODINGS if causal else ())
 
 
 @dataclass
@@ -88,7 +99,18 @@ class ModelArguments:
     backbone: str | None = field(
         default=None, metadata={"help": f"A new model's backbone: one of {', '.join(BACKBONES)} (default per script)."}
     )
-    number_encoding: str = field(default="xval", metadata={"help": f"One of {', '.join(NUM_TOKEN_ENCODINGS)}."})
+    number_encoding: str | None = field(
+        default=None,
+        metadata={"help": f"One of {', '.join(trained_encodings(True))} (the masked script: the [NUM] ones). Default: "
+                  f"{PRETRAINED_RECIPE['number_encoding']} (value-aware digits) where the causal script adapts a plain "
+                  "checkpoint, else xval."},
+    )
+    number_token_loss: str | None = field(
+        default=None,
+        metadata={"help": "none, or ntl (the ntloss package) added to the token loss on the digit labels; default: "
+                  "ntl where the causal script trains the model's own digits (text, digits), else none."},
+    )
+    number_token_loss_weight: float = field(default=0.3, metadata={"help": "Weight of the NTL (the paper's 0.3)."})
     hidden_size: int = field(default=128, metadata={"help": "A new model's width."})
     num_layers: int = field(default=3, metadata={"help": "A new model's layers."})
     num_heads: int = field(default=4, metadata={"help": "A new model's attention heads."})
@@ -175,6 +197,36 @@ def load_texts(data: DataArguments, seed: int) -> datasets.DatasetDict:
     return datasets.DatasetDict(texts)
 
 
+def fill_recipe(model_args: ModelArguments, causal: bool) -> None:
+    """Set ``number_encoding`` and ``number_token_loss`` where not given, and refuse what the script cannot train.
+
+    A saved number model keeps its encoding; a plain causal checkpoint gets ``--pretrained``'s recipe
+    (``PRETRAINED_RECIPE``: value-aware digits + NTL); a new model and the masked script, xVal.
+
+    Example:
+        >>> args = ModelArguments(model_name_or_path="plain-llama")  # doctest: +SKIP
+        >>> fill_recipe(args, causal=True); args.number_encoding, args.number_token_loss  # doctest: +SKIP
+        ('digits', 'ntl')
+    """
+    spec, config = _backbone_of(model_args, causal)
+    if isinstance(config, spec.config_class):  # a saved number model: its own encoding
+        model_args.number_encoding = config.number_encoding
+    elif model_args.number_encoding is None:
+        adapting = config is not None and causal
+        model_args.number_encoding = PRETRAINED_RECIPE["number_encoding"] if adapting else "xval"
+    if model_args.number_encoding not in trained_encodings(causal):
+        raise ValueError(f"number_encoding {model_args.number_encoding!r}: this script trains "
+                         f"{', '.join(trained_encodings(causal))}; for the others use hf-numbers train "
+                         "(docs/pretrained.md)")
+    own_digits = causal and model_args.number_encoding in OWN_DIGIT_ENCODINGS
+    if model_args.number_token_loss is None:
+        model_args.number_token_loss = PRETRAINED_RECIPE["number_token_loss"] if own_digits else "none"
+    ntl = model_args.number_token_loss
+    if ntl not in ("none", "ntl") or (ntl == "ntl" and not own_digits):
+        raise ValueError(f"number_token_loss {model_args.number_token_loss!r}: none, or ntl where the causal script "
+                         f"trains the model's own digits ({', '.join(OWN_DIGIT_ENCODINGS)})")
+
+
 def check_numbers(model_args: ModelArguments, data: DataArguments, texts: datasets.DatasetDict, causal: bool) -> None:
     """``ValueError`` naming the file, row, column and value of a number the model's encoding cannot represent.
 
@@ -187,14 +239,8 @@ def check_numbers(model_args: ModelArguments, data: DataArguments, texts: datase
         ValueError: days.csv, row 5 (...), column 'text': the number 1e300 (1e+300) cannot be represented by ...
     """
     spec, config = _backbone_of(model_args, causal)
-    if isinstance(config, spec.config_class):  # a saved number model: its encoding, options and scaling
-        encoding, fields = config.number_encoding, config.to_dict()
-    else:
-        encoding, fields = model_args.number_encoding, {}
-    if encoding not in NUM_TOKEN_ENCODINGS:
-        raise ValueError(f"number_encoding {encoding!r}: this script trains [NUM] encodings "
-                         f"({', '.join(NUM_TOKEN_ENCODINGS)}); for the model's own digits use hf-numbers train "
-                         "--pretrained (docs/pretrained.md)")
+    fields = config.to_dict() if isinstance(config, spec.config_class) else {}  # a saved model's options, scaling
+    encoding = model_args.number_encoding  # as fill_recipe set it
     hidden_size = config.hidden_size if config is not None else model_args.hidden_size
     files, column = data_files(data), data.text_column_name
     if not any(find_numbers(text) for text in texts["train"]["text"]):
@@ -248,13 +294,14 @@ def load_model(
     scaling = NumberScaling.fit(_values(train), kind).to_config()
     every_value = np.array([value for rows in texts.values() for value in _values(rows["text"])], dtype=np.float64)
     fields = {"number_encoding": encoding.name, **encoding.fit_options(every_value), **scaling}
+    options = encoding.tokenizer_options(fields)  # [NUM] tokens, or the model's own digits
     if config is not None:
-        tokenizer = spec.tokenizer_class.from_pretrained(path, gguf_file=model_args.gguf_file)
+        tokenizer = spec.tokenizer_class.from_pretrained(path, gguf_file=model_args.gguf_file, **options)
         tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
         set_bos(tokenizer, None, path)  # hf-numbers train --pretrained's default: a BOS token first where none
         return spec.model_class.from_pretrained_backbone(path, tokenizer, gguf_file=model_args.gguf_file,
                                                          **fields), tokenizer
-    tokenizer = train_number_tokenizer(train, spec.name, model_args.vocab_size)
+    tokenizer = train_number_tokenizer(train, spec.name, model_args.vocab_size, **options)
     config = spec.new_config(
         tokenizer, hidden_size=model_args.hidden_size, num_layers=model_args.num_layers,
         num_heads=model_args.num_heads, max_length=max_length, **fields,
@@ -265,13 +312,25 @@ def load_model(
 def number_targets(texts: Sequence[str], tokenizer: Any, index: int, max_length: int, causal: bool) -> dict:
     """The validation texts that hold number ``index`` within ``max_length`` tokens, its index and value.
 
-    A causal model cannot predict a text's first token, so a number there is left out.
+    A causal model cannot predict a text's first token, so a number there is left out. A tokenizer that keeps numbers
+    as the model's own digits: the texts whose number starts within ``max_length`` tokens, after one at least.
 
     Example:
         >>> number_targets(["low 3 C, high 7.5 C"], tokenizer, -1, 128, causal=True)  # doctest: +SKIP
         {'text': ['low 3 C, high 7.5 C'], 'answer_index': [1], 'answer': [7.5]}
     """
     kept: dict[str, list[Any]] = {"text": [], "answer_index": [], "answer": []}
+    if not tokenizer.num_token_ids:  # the model's own digits: the number is written after the text before it
+        for text in texts:
+            values = [number.value for number in find_numbers(text)]
+            position = index if index >= 0 else len(values) + index
+            if 0 <= position < len(values):
+                start = find_numbers(text)[position].start
+                if 0 < len(tokenizer(text[:start])["input_ids"]) < max_length:
+                    kept["text"].append(text)
+                    kept["answer_index"].append(position)
+                    kept["answer"].append(values[position])
+        return kept
     encoded = tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]
     for text, ids in zip(texts, encoded):
         is_number = tokenizer.number_mask(torch.tensor(ids))
@@ -299,6 +358,7 @@ def run(causal: bool, argv: Sequence[str] | None = None) -> dict[str, Any]:
         datasets.disable_progress_bars()
         transformers.utils.logging.disable_progress_bar()
     texts = load_texts(data_args, training_args.seed)
+    fill_recipe(model_args, causal)
     check_numbers(model_args, data_args, texts, causal)  # before any model, tokenizer or checkpoint is made
     model, tokenizer = load_model(model_args, texts, causal, data_args.max_seq_length)
     if model_args.lora_r:  # LoRA on the trunk; the number module and the number tokens' rows train whole
@@ -310,9 +370,13 @@ def run(causal: bool, argv: Sequence[str] | None = None) -> dict[str, Any]:
         collator = DataCollatorForNumberCausalLM(tokenizer)
     else:
         collator = DataCollatorForNumberMLM(tokenizer, masking[0].mlm_probability, seed=training_args.seed)
-    trainer = Trainer(
+    trainer_kwargs = {}
+    if model_args.number_token_loss == "ntl":  # the digit labels also scored by their value (NTL)
+        trainer_kwargs = {"number_token_loss": NumberTokenLoss(tokenizer, model.config.vocab_size, causal=True),
+                          "number_token_loss_weight": model_args.number_token_loss_weight}
+    trainer = (NumberTokenLossTrainer if trainer_kwargs else Trainer)(
         model=model, args=training_args, train_dataset=tokenized["train"], eval_dataset=tokenized["validation"],
-        data_collator=collator, processing_class=tokenizer,
+        data_collator=collator, processing_class=tokenizer, **trainer_kwargs,
     )
     if training_args.fsdp and not trainer.is_fsdp_enabled:  # Accelerate fell back to DDP (on CPU, say)
         ran = trainer.accelerator.distributed_type.value

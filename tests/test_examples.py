@@ -18,7 +18,7 @@ from hf_numbers import BACKBONES
 
 EXAMPLES = Path(__file__).parents[1] / "examples"
 sys.path.insert(0, str(EXAMPLES))
-from number_lm import run  # noqa: E402
+from number_lm import ModelArguments, fill_recipe, run  # noqa: E402
 
 TINY = ["--hidden_size", "32", "--num_layers", "1", "--num_heads", "2", "--vocab_size", "200",
         "--per_device_train_batch_size", "8", "--learning_rate", "3e-3", "--logging_steps", "2", "--use_cpu", "true",
@@ -64,17 +64,23 @@ def test_clm_example_fine_tunes_a_saved_model_on_a_json_file(clm_run: tuple[Path
     assert AutoModel.from_pretrained(out).number_scaling == AutoModel.from_pretrained(saved).number_scaling
 
 
-@pytest.mark.parametrize("backbone", list(BACKBONES))
-def test_example_adapts_a_plain_checkpoint_on_a_text_file(
-    backbone: str, plain_tokenizer_dirs: dict[str, Path], tmp_path: Path
-) -> None:
-    plain = tmp_path / f"plain-{backbone}"  # a plain checkpoint (e.g. BertForMaskedLM) with its tokenizer, tiny
+def _plain_checkpoint(backbone: str, plain_tokenizer_dirs: dict[str, Path], plain: Path) -> Path:
+    """A plain checkpoint (e.g. BertForMaskedLM) of ``backbone`` with its tokenizer, tiny, saved in ``plain``."""
     shutil.copytree(plain_tokenizer_dirs[backbone], plain)
     spec = BACKBONES[backbone]
     tokenizer = spec.load_plain_tokenizer(plain)
     ids = {name: getattr(tokenizer, attribute) for name, attribute in spec.config_class.tokenizer_token_ids.items()}
     config = spec.plain_config_class(**{**spec.tiny_sizes, **ids, "vocab_size": len(tokenizer)})
     spec.plain_model_class(config).save_pretrained(plain)
+    return plain
+
+
+@pytest.mark.parametrize("backbone", list(BACKBONES))
+def test_example_adapts_a_plain_checkpoint_on_a_text_file(
+    backbone: str, plain_tokenizer_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    plain = _plain_checkpoint(backbone, plain_tokenizer_dirs, tmp_path / f"plain-{backbone}")
+    spec = BACKBONES[backbone]
     lines = [f"the parcel weighs {w / 10} kg and costs {w // 3 + 2} dollars" for w in range(12, 52)]
     (tmp_path / "parcels.txt").write_text("\n".join(lines) + "\n\n")
     out = tmp_path / "run"
@@ -112,19 +118,39 @@ def test_example_adapts_a_plain_checkpoint_of_a_composed_backbone(model_type: st
 
 
 @pytest.mark.parametrize("backbone", [name for name, spec in BACKBONES.items() if spec.causal])
+def test_the_clm_example_adapts_a_plain_checkpoint_with_the_pretrained_recipe_by_default(
+    backbone: str, plain_tokenizer_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    """No --number_encoding: a plain causal LM keeps its own digits, gets their values added and trains with NTL
+    (``--pretrained``'s recipe); the answers it writes are read back as numbers."""
+    pytest.importorskip("ntloss")
+    from hf_numbers.training.arguments import PRETRAINED_RECIPE
+
+    plain = _plain_checkpoint(backbone, plain_tokenizer_dirs, tmp_path / "plain")
+    lines = [f"the parcel weighs {w / 10} kg and costs {w // 3 + 2} dollars" for w in range(12, 52)]
+    (tmp_path / "parcels.txt").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "run"
+    metrics = run(causal=True, argv=[
+        "--model_name_or_path", str(plain), "--train_file", str(tmp_path / "parcels.txt"), "--max_steps", "2",
+        "--save_strategy", "no", "--max_seq_length", "32", "--output_dir", str(out), *TINY])  # fmt: skip
+    assert metrics["eval_number_count"] == 4 and 0 <= metrics["eval_number_invalid_rate"] <= 1
+    model = AutoModel.from_pretrained(out)
+    assert model.config.number_encoding == PRETRAINED_RECIPE["number_encoding"] and model.digit_values is not None
+    assert not AutoTokenizer.from_pretrained(out).num_token_ids  # numbers stay the model's own digit tokens
+    chosen = ModelArguments(model_name_or_path=str(plain))
+    fill_recipe(chosen, causal=True)
+    assert (chosen.number_encoding, chosen.number_token_loss) == tuple(PRETRAINED_RECIPE.values())
+
+
+@pytest.mark.parametrize("backbone", [name for name, spec in BACKBONES.items() if spec.causal])
 def test_example_adapts_a_plain_checkpoint_with_lora_and_saves_the_merged_model_and_its_adapter(
     backbone: str, plain_tokenizer_dirs: dict[str, Path], tmp_path: Path
 ) -> None:
     pytest.importorskip("peft")
     from hf_numbers.training.lora import load_adapter
 
-    plain = tmp_path / "plain"
-    shutil.copytree(plain_tokenizer_dirs[backbone], plain)
+    plain = _plain_checkpoint(backbone, plain_tokenizer_dirs, tmp_path / "plain")
     spec = BACKBONES[backbone]
-    tokenizer = spec.load_plain_tokenizer(plain)
-    ids = {name: getattr(tokenizer, attribute) for name, attribute in spec.config_class.tokenizer_token_ids.items()}
-    spec.plain_model_class(spec.plain_config_class(**{**spec.tiny_sizes, **ids, "vocab_size": len(tokenizer)})
-                           ).save_pretrained(plain)
     lines = [f"the parcel weighs {w / 10} kg and costs {w // 3 + 2} dollars" for w in range(12, 52)]
     (tmp_path / "parcels.txt").write_text("\n".join(lines) + "\n")
     out = tmp_path / "run"
@@ -166,10 +192,10 @@ def _csv(path: Path, texts: list[str], column: str = "text") -> Path:
 DAYS = [f"day {i}: low {i % 7 + 1.5} C, high {i % 7 + 8.5} C" for i in range(30)]
 
 
-def _refused(out: Path, *argv: str) -> str:
+def _refused(out: Path, *argv: str, causal: bool = True) -> str:
     """The ``ValueError`` message of a run meant to save a checkpoint every step, which must have saved none."""
     with pytest.raises(ValueError) as error:
-        run(causal=True, argv=[*argv, "--max_steps", "2", "--save_steps", "1", "--output_dir", str(out), *TINY])
+        run(causal=causal, argv=[*argv, "--max_steps", "2", "--save_steps", "1", "--output_dir", str(out), *TINY])
     assert not list(out.glob("checkpoint-*"))
     return str(error.value)
 
@@ -187,14 +213,20 @@ def test_a_value_the_encoding_cannot_hold_is_refused_before_training(
     assert "the number 1e300 (1e+300)" in message and f"the {encoding!r} encoding" in message and allowed in message
 
 
-@pytest.mark.parametrize("encoding", ["text", "digits", "p10"])
-def test_an_encoding_of_the_models_own_digits_is_refused_by_name(encoding: str, tmp_path: Path) -> None:
-    """The script trains [NUM] encodings; one that writes numbers as ordinary tokens is refused before any model is
-    built (before: a config error about number token ids after the model was loaded)."""
+@pytest.mark.parametrize(("causal", "encoding"), [(True, "p10"), (False, "text"), (False, "digits")])
+def test_an_encoding_the_script_does_not_train_is_refused_by_name(causal: bool, encoding: str, tmp_path: Path) -> None:
+    """The causal script trains [NUM] encodings and the model's own digits, the masked one [NUM] encodings; the others
+    are refused before any model is built (before: a config error after the model was loaded)."""
     message = _refused(tmp_path / "run", "--train_file", str(_csv(tmp_path / "days.csv", DAYS)),
-                       "--number_encoding", encoding)
-    assert f"number_encoding {encoding!r}: this script trains [NUM] encodings (xval, " in message
-    assert "hf-numbers train --pretrained" in message
+                       "--number_encoding", encoding, causal=causal)  # fmt: skip
+    assert f"number_encoding {encoding!r}: this script trains xval, " in message
+    assert ("text, digits;" in message) == causal and "hf-numbers train" in message
+
+
+def test_the_number_token_loss_with_a_num_token_encoding_is_refused_by_name(tmp_path: Path) -> None:
+    message = _refused(tmp_path / "run", "--train_file", str(_csv(tmp_path / "days.csv", DAYS)),
+                       "--number_encoding", "xval", "--number_token_loss", "ntl")  # fmt: skip
+    assert "number_token_loss 'ntl': none, or ntl where the causal script trains the model's own digits" in message
 
 
 def test_a_value_in_the_validation_file_is_refused_before_training(tmp_path: Path) -> None:

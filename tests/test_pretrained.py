@@ -284,6 +284,25 @@ def test_the_number_token_loss_scores_digit_tokens_like_ntloss_on_shifted_labels
         NumberTrainingArguments(number_encoding="xval", number_token_loss="ntl")
 
 
+def test_trainer_with_the_number_token_loss_adds_it_to_the_models_loss(pretrained: Path, tmp_path: Path) -> None:
+    pytest.importorskip("ntloss")
+    from transformers import TrainingArguments
+
+    from hf_numbers.training import NumberTokenLossTrainer
+
+    tokenizer = NumberLlamaTokenizer.from_pretrained(pretrained, number_scheme="text")
+    tokenizer.pad_token = tokenizer.eos_token
+    model = NumberLlamaForCausalLM.from_pretrained_backbone(pretrained, tokenizer, number_encoding="digits")
+    ntl = NumberTokenLoss(tokenizer, model.config.vocab_size, causal=True)
+    args = TrainingArguments(output_dir=str(tmp_path), use_cpu=True, report_to="none")
+    trainer = NumberTokenLossTrainer(model=model, args=args, number_token_loss=ntl, number_token_loss_weight=0.5)
+    batch = _batch(tokenizer)
+    with torch.no_grad():
+        loss, outputs = trainer.compute_loss(model, dict(batch), return_outputs=True)
+        plain = model(**batch)
+    assert torch.isclose(loss, plain.loss + 0.5 * ntl(plain.logits, batch["labels"])) and loss > plain.loss
+
+
 def test_a_text_run_with_the_number_token_loss_reports_it_as_the_number_loss(tmp_path: Path) -> None:
     pytest.importorskip("ntloss")
     folder = _pretrained_folder(tmp_path / "pretrained", tie=True)

@@ -21,12 +21,13 @@ from .builders import (
 from .checkpoints import TrainerState, list_checkpoints, resolve_checkpoint
 from .loop import TrainResult, make_accelerator, train_model
 from .lora import load_adapter, number_lora_config, save_adapter
-from .number_token_loss import NumberTokenLoss
+from .number_token_loss import NumberTokenLoss, NumberTokenLossTrainer
 from .pipeline import FINAL_DIR, load_trained, run_training
 
 __all__ = [
     "FINAL_DIR",
     "NumberTokenLoss",
+    "NumberTokenLossTrainer",
     "NumberTrainingArguments",
     "TrainResult",
     "TrainerState",
