@@ -1,0 +1,79 @@
+"""Where a model's wrong sums go wrong: each wrong digit of a ``fone_arithmetic`` addition run, by what the carry
+into its place needs.
+
+A digit written left to right needs the carry from the places below it. This counts, over the wrong test sums of a
+run, the wrong digits whose place below holds a pair summing to 10 or more (a carry the pair makes), to 9 (a carry
+only if one comes from further down: a chain), to 8 or less (no carry), and the units (no carry at all).
+
+    python benchmarks/sum_errors.py runs/reproduce/pretrained/add6-digits-below-bos-lora-ntl
+
+The run folder's ``predictions.json`` (written by ``hf-numbers train`` and ``hf-numbers evaluate``) holds the
+answers; the problems are drawn again from its ``training_args.json`` (the same task, sizes and data seed), so a
+folder of ``hf-numbers evaluate`` takes ``--training_args`` from the run it evaluated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+
+from hf_numbers.data import load_task
+
+KINDS = ("units", "pair >= 10", "pair = 9", "pair <= 8")
+
+
+def carry_kind(a: int, b: int, place: int) -> str:
+    """What the carry into ``place`` (0: the units) of ``a + b`` depends on: one of :data:`KINDS`.
+
+    Example:
+        >>> carry_kind(15, 5, 1), carry_kind(14, 5, 1), carry_kind(194, 6, 2)
+        ('pair >= 10', 'pair = 9', 'pair = 9')
+    """
+    if place == 0:
+        return "units"
+    pair = (a // 10 ** (place - 1)) % 10 + (b // 10 ** (place - 1)) % 10
+    return "pair >= 10" if pair >= 10 else "pair = 9" if pair == 9 else "pair <= 8"
+
+
+def wrong_digits(operands: list[tuple[int, int]], predictions: list[float | None]) -> tuple[int, Counter]:
+    """The number of wrong sums (no number counts as wrong) and their wrong digits by :func:`carry_kind`."""
+    wrong, kinds = 0, Counter()
+    for (a, b), predicted in zip(operands, predictions, strict=True):
+        if predicted is not None and int(predicted) == a + b:
+            continue
+        wrong += 1
+        if predicted is None:
+            continue
+        total, written = a + b, int(predicted)
+        for place in range(len(str(max(total, written)))):
+            if (total // 10**place) % 10 != (written // 10**place) % 10:
+                kinds[carry_kind(a, b, place)] += 1
+    return wrong, kinds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", type=Path, help="a folder holding predictions.json")
+    parser.add_argument("--training_args", type=Path, help="default: the run's own training_args.json")
+    parser.add_argument("--split", default="test")
+    args = parser.parse_args()
+    setup = json.loads((args.training_args or args.run / "training_args.json").read_text())
+    if setup["task"] != "fone_arithmetic" or (setup.get("task_options") or {}).get("operation", "add") != "add":
+        raise SystemExit(f"{args.run}: a fone_arithmetic addition run is needed, got task {setup['task']!r}")
+    data = load_task(setup["task"], seed=setup["data_seed"], train_size=setup["train_size"],
+                     eval_size=setup["eval_size"], options=setup.get("task_options"))  # fmt: skip
+    rows = data[args.split]
+    predicted = json.loads((args.run / "predictions.json").read_text())[args.split]
+    operands = [(int(a), int(b)) for a, b in rows["operands"]]
+    if [a + b for a, b in operands] != [int(x) for x in predicted["references"]]:
+        raise SystemExit(f"{args.run}: its references are not the sums of the problems drawn again; pass the "
+                         "training run's --training_args")
+    wrong, kinds = wrong_digits(operands, predicted["predictions"])
+    print(f"{args.split}: {wrong} wrong sums of {len(rows)}; their wrong digits by the pair in the place below: "
+          + ", ".join(f"{kind}: {kinds[kind]}" for kind in KINDS))
+
+
+if __name__ == "__main__":
+    main()

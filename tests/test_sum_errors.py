@@ -1,0 +1,37 @@
+"""benchmarks/sum_errors.py: the wrong digits of a sum, by what the carry into their place needs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))  # as when the script runs
+from sum_errors import carry_kind, wrong_digits  # noqa: E402
+
+from hf_numbers.data import load_task  # noqa: E402
+
+
+def test_each_place_is_classed_by_the_pair_below_it() -> None:
+    assert [carry_kind(1995, 5, place) for place in range(4)] == ["units", "pair >= 10", "pair = 9", "pair = 9"]
+    assert carry_kind(123, 456, 2) == "pair <= 8"
+
+
+def test_wrong_sums_count_their_wrong_digits_and_a_missing_answer_counts_as_wrong() -> None:
+    operands = [(1995, 5), (1995, 5), (12, 30), (12, 30)]
+    wrong, kinds = wrong_digits(operands, [2000.0, 1900.0, 52.0, None])
+    assert wrong == 3  # 1900 (its hundreds and thousands), 52 (its tens), no number
+    assert kinds == {"pair = 9": 2, "pair <= 8": 1}
+
+
+def test_the_script_reads_a_run_folder(tmp_path: Path) -> None:
+    setup = {"task": "fone_arithmetic", "train_size": 8, "eval_size": 4, "data_seed": 1, "task_options": None}
+    rows = load_task("fone_arithmetic", seed=1, train_size=8, eval_size=4)["test"]
+    sums = [float(a + b) for a, b in rows["operands"]]
+    (tmp_path / "training_args.json").write_text(json.dumps(setup))
+    predictions = {"test": {"predictions": [sums[0] + 10, *sums[1:]], "references": sums}}
+    (tmp_path / "predictions.json").write_text(json.dumps(predictions))
+    script = Path(__file__).parents[1] / "benchmarks" / "sum_errors.py"
+    out = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, check=True)
+    assert out.stdout.startswith("test: 1 wrong sums of 4;")
