@@ -3,7 +3,9 @@ into its place needs.
 
 A digit written left to right needs the carry from the places below it. This counts, over the wrong test sums of a
 run, the wrong digits whose place below holds a pair summing to 10 or more (a carry the pair makes), to 9 (a carry
-only if one comes from further down: a chain), to 8 or less (no carry), and the units (no carry at all).
+only if one comes from further down: a chain), to 8 or less (no carry), and the units (no carry at all); and how
+often the digits of places 1 to 6 are wrong where the carry into them is a near tie (the two operands' lower digits
+sum to within 5% of 10^k: a long chain, or a pair just over or under ten) and elsewhere.
 
     python benchmarks/sum_errors.py runs/reproduce/pretrained/add6-digits-below-bos-lora-ntl
 
@@ -53,6 +55,26 @@ def wrong_digits(operands: list[tuple[int, int]], predictions: list[float | None
     return wrong, kinds
 
 
+def near_ties(operands: list[tuple[int, int]], predictions: list[float | None], width: float = 0.05) -> dict:
+    """``{"near tie": (places, wrong), "other": (places, wrong)}`` over places 1 to 6 of every answered sum: a near
+    tie where the operands' lowest ``k`` digits sum to within ``width * 10^k`` of ``10^k``.
+
+    Example:
+        >>> near_ties([(1995, 5)], [1900.0])
+        {'near tie': (3, 2), 'other': (3, 0)}
+    """
+    counts = {"near tie": [0, 0], "other": [0, 0]}
+    for (a, b), predicted in zip(operands, predictions, strict=True):
+        if predicted is None:
+            continue
+        for place in range(1, 7):
+            lower = (a % 10**place + b % 10**place) / 10**place
+            kind = counts["near tie" if abs(lower - 1) < width else "other"]
+            kind[0] += 1
+            kind[1] += (a + b) // 10**place % 10 != int(predicted) // 10**place % 10
+    return {kind: tuple(pair) for kind, pair in counts.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path, help="a folder holding predictions.json")
@@ -73,6 +95,9 @@ def main() -> None:
     wrong, kinds = wrong_digits(operands, predicted["predictions"])
     print(f"{args.split}: {wrong} wrong sums of {len(rows)}; their wrong digits by the pair in the place below: "
           + ", ".join(f"{kind}: {kinds[kind]}" for kind in KINDS))
+    for kind, (places, wrong) in near_ties(operands, predicted["predictions"]).items():
+        print(f"places 1-6, the carry {'a near tie' if kind == 'near tie' else 'no near tie'}: {wrong} of {places} "
+              f"wrong ({wrong / max(places, 1):.1%})")
 
 
 if __name__ == "__main__":
