@@ -37,6 +37,8 @@ BUDGET = ("--max_steps", "400", "--per_device_train_batch_size", "16", "--train_
           "--warmup_steps", "40", "--max_length", "256", "--eval_steps", "0", "--save_steps", "0", "--data_seed", "1",
           "--completion_only", "true")
 LORA = ("--lora_r", "16", "--learning_rate", "1e-3")
+LORA_2X = ("--lora_r", "16", "--learning_rate", "2e-3")
+"""LoRA at twice :data:`LORA`'s rate: is 400 steps at 1e-3 short of what the set-up could learn?"""
 FULL = ("--learning_rate", "1e-4")
 NTL = ("--number_token_loss", "ntl")
 NO_NTL = ("--number_token_loss", "none")
@@ -102,6 +104,10 @@ SETUPS = {
     "digits-below-bos-lora-ntl": (("--number_encoding", "digits", "--digits_features", "fone+place+below", *BOS, *LORA,
                                    *NTL), "value-aware digits (FoNE + place + the given numbers' ramps below), BOS, "
                                   "LoRA + NTL"),
+    "text-bos-lora2x-ntl": (("--number_encoding", "text", *BOS, *LORA_2X, *NTL),
+                           "digit tokens, BOS first, LoRA at 2e-3 + NTL"),
+    "digits-bos-lora2x-ntl": (("--number_encoding", "digits", *BOS, *LORA_2X, *NTL),
+                              "value-aware digits (FoNE + place), BOS first, LoRA at 2e-3 + NTL"),
     "fone-in-digits-bos-lora-ntl": (("--number_encoding", "fone", *DIGITS_OUT, *BOS, *LORA, *NTL),
                                     "numbers in as FoNE [NUM], digits out, BOS first, LoRA + NTL"),
     "xval-in-digits-bos-lora-ntl": (("--number_encoding", "xval", *DIGITS_OUT, *BOS, *LORA, *NTL),
