@@ -39,6 +39,8 @@ BUDGET = ("--max_steps", "400", "--per_device_train_batch_size", "16", "--train_
 LORA = ("--lora_r", "16", "--learning_rate", "1e-3")
 LORA_2X = ("--lora_r", "16", "--learning_rate", "2e-3")
 """LoRA at twice :data:`LORA`'s rate: is 400 steps at 1e-3 short of what the set-up could learn?"""
+TWICE_THE_BUDGET = ("--max_steps", "800", "--train_size", "12800")
+"""Twice :data:`BUDGET`'s steps, on as many new examples (one epoch): does a set-up's lead grow with training?"""
 FULL = ("--learning_rate", "1e-4")
 NTL = ("--number_token_loss", "ntl")
 NO_NTL = ("--number_token_loss", "none")
@@ -104,8 +106,10 @@ SETUPS = {
     "digits-below-bos-lora-ntl": (("--number_encoding", "digits", "--digits_features", "fone+place+below", *BOS, *LORA,
                                    *NTL), "value-aware digits (FoNE + place + the given numbers' ramps below), BOS, "
                                   "LoRA + NTL"),
-    "text-bos-lora2x-ntl": (("--number_encoding", "text", *BOS, *LORA_2X, *NTL),
-                           "digit tokens, BOS first, LoRA at 2e-3 + NTL"),
+    "text-bos-lora-ntl-800": (("--number_encoding", "text", *BOS, *LORA, *NTL, *TWICE_THE_BUDGET),
+                              "digit tokens, BOS first, LoRA + NTL, 800 steps"),
+    "digits-bos-lora-ntl-800": (("--number_encoding", "digits", *BOS, *LORA, *NTL, *TWICE_THE_BUDGET),
+                                "value-aware digits (FoNE + place), BOS first, LoRA + NTL, 800 steps"),
     "digits-bos-lora2x-ntl": (("--number_encoding", "digits", *BOS, *LORA_2X, *NTL),
                               "value-aware digits (FoNE + place), BOS first, LoRA at 2e-3 + NTL"),
     "fone-in-digits-bos-lora-ntl": (("--number_encoding", "fone", *DIGITS_OUT, *BOS, *LORA, *NTL),
