@@ -278,7 +278,10 @@ def train_model(
 def _fast_paths(model: torch.nn.Module, args: NumberTrainingArguments, accelerator: Accelerator) -> None:
     """Gradient checkpointing, the fused token loss and FSDP2 sharding, in that order (each wraps what it finds)."""
     if args.gradient_checkpointing:  # before sharding: the blocks are wrapped where they are
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        if hasattr(model, "activation_checkpointing_enable"):  # its name since transformers 5.24
+            model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+        else:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     for module in model.modules():  # the number model itself, also inside LoRA's wrapper
         if hasattr(module, "fused_token_loss"):
             module.fused_token_loss = fused_token_loss(module, args.fused_token_loss, accelerator.device)
