@@ -54,7 +54,8 @@ from hf_numbers.evaluation.predict import predict_answers
 from hf_numbers.training.arguments import PRETRAINED_RECIPE
 from hf_numbers.training.builders import set_bos
 from hf_numbers.training.lora import ADAPTER_DIR, number_lora_config, require_peft, save_adapter
-from hf_numbers.training.number_token_loss import NumberTokenLoss, NumberTokenLossTrainer
+from hf_numbers.training.number_token_loss import NumberTokenLoss
+from hf_numbers.training.number_token_loss_trainer import NumberTokenLossTrainer
 
 LOADERS = {".csv": "csv", ".json": "json", ".jsonl": "json", ".txt": "text"}
 logger = logging.getLogger(__name__)

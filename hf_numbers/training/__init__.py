@@ -6,6 +6,8 @@ Example:
     >>> summary = run_training(args)  # doctest: +SKIP
 """
 
+from typing import Any
+
 from ..data.loading import load_task, tokenize_dataset
 from ..evaluation.splits import evaluate_splits
 from .arguments import NumberTrainingArguments
@@ -21,7 +23,7 @@ from .builders import (
 from .checkpoints import TrainerState, list_checkpoints, resolve_checkpoint
 from .loop import TrainResult, make_accelerator, train_model
 from .lora import load_adapter, number_lora_config, save_adapter
-from .number_token_loss import NumberTokenLoss, NumberTokenLossTrainer
+from .number_token_loss import NumberTokenLoss
 from .pipeline import FINAL_DIR, load_trained, run_training
 
 __all__ = [
@@ -51,3 +53,11 @@ __all__ = [
     "tokenize_dataset",
     "train_model",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "NumberTokenLossTrainer":  # imports transformers.Trainer: loaded on first use
+        from .number_token_loss_trainer import NumberTokenLossTrainer
+
+        return NumberTokenLossTrainer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

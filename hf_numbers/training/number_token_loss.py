@@ -4,7 +4,7 @@ Where the label is a digit, NTL is the Wasserstein distance between the predicte
 the true digit (4 for 5 costs less than 9 for 5). ``ntloss`` computes it; this module aligns it with a
 causal LM's shifted labels and refuses tokenizers whose numbers are not digit tokens.
 
-``Trainer`` users add it with :class:`NumberTokenLossTrainer`.
+``Trainer`` users add it with :class:`~hf_numbers.training.number_token_loss_trainer.NumberTokenLossTrainer`.
 
 Example:
     >>> ntl = NumberTokenLoss(tokenizer, vocab_size=model.config.vocab_size, causal=True)  # doctest: +SKIP
@@ -16,11 +16,10 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from transformers import Trainer
 
 from ..modeling.parsing import writes_digits
 
-__all__ = ["NumberTokenLoss", "NumberTokenLossTrainer"]
+__all__ = ["NumberTokenLoss"]
 
 DIGITS = tuple("0123456789")
 
@@ -72,27 +71,3 @@ class NumberTokenLoss:
         if self.causal:
             logits, labels = logits[:, :-1], labels[:, 1:]
         return self.loss(logits.float(), labels)
-
-
-class NumberTokenLossTrainer(Trainer):
-    """``transformers.Trainer`` whose loss is the model's plus ``number_token_loss_weight`` times NTL (training and
-    evaluation), as ``hf-numbers train --number_token_loss ntl`` adds it. The labels stay in the model's inputs
-    (value-aware digits read the prompt from them).
-
-    Example:
-        >>> ntl = NumberTokenLoss(tokenizer, vocab_size=model.config.vocab_size, causal=True)  # doctest: +SKIP
-        >>> trainer = NumberTokenLossTrainer(model=model, args=args, number_token_loss=ntl, ...)  # doctest: +SKIP
-    """
-
-    def __init__(self, *args: Any, number_token_loss: NumberTokenLoss, number_token_loss_weight: float = 0.3,
-                 **kwargs: Any) -> None:  # fmt: skip
-        super().__init__(*args, **kwargs)
-        self.number_token_loss, self.number_token_loss_weight = number_token_loss, number_token_loss_weight
-
-    def compute_loss(
-        self, model: Any, inputs: dict[str, Any], return_outputs: bool = False, num_items_in_batch: Any = None
-    ) -> Any:
-        """The model's loss (its token loss) plus the weighted NTL over the digit labels."""
-        outputs = model(**inputs)
-        loss = outputs.loss + self.number_token_loss_weight * self.number_token_loss(outputs.logits, inputs["labels"])
-        return (loss, outputs) if return_outputs else loss
