@@ -26,6 +26,11 @@ from hf_numbers.data import load_task
 KINDS = ("units", "pair >= 10", "pair = 9", "pair <= 8")
 
 
+def digit(n: int, place: int) -> int:
+    """The digit of ``n`` at ``place`` (0: the units)."""
+    return n // 10**place % 10
+
+
 def carry_kind(a: int, b: int, place: int) -> str:
     """What the carry into ``place`` (0: the units) of ``a + b`` depends on: one of :data:`KINDS`.
 
@@ -35,7 +40,7 @@ def carry_kind(a: int, b: int, place: int) -> str:
     """
     if place == 0:
         return "units"
-    pair = (a // 10 ** (place - 1)) % 10 + (b // 10 ** (place - 1)) % 10
+    pair = digit(a, place - 1) + digit(b, place - 1)
     return "pair >= 10" if pair >= 10 else "pair = 9" if pair == 9 else "pair <= 8"
 
 
@@ -50,7 +55,7 @@ def wrong_digits(operands: list[tuple[int, int]], predictions: list[float | None
             continue
         total, written = a + b, int(predicted)
         for place in range(len(str(max(total, written)))):
-            if (total // 10**place) % 10 != (written // 10**place) % 10:
+            if digit(total, place) != digit(written, place):
                 kinds[carry_kind(a, b, place)] += 1
     return wrong, kinds
 
@@ -71,7 +76,7 @@ def near_ties(operands: list[tuple[int, int]], predictions: list[float | None], 
             lower = (a % 10**place + b % 10**place) / 10**place
             kind = counts["near tie" if abs(lower - 1) < width else "other"]
             kind[0] += 1
-            kind[1] += (a + b) // 10**place % 10 != int(predicted) // 10**place % 10
+            kind[1] += digit(a + b, place) != digit(int(predicted), place)
     return {kind: tuple(pair) for kind, pair in counts.items()}
 
 

@@ -108,8 +108,8 @@ def test_gradient_checkpointing_trains_the_same_weights(backbone: str, tmp_path:
         causal = BACKBONES[backbone].causal
         collator = DataCollatorForNumberCausalLM(tokenizer) if causal else DataCollatorForNumberMLM(tokenizer, seed=0)
         model, _ = train_model(model, data["train"], collator, args)
-        name = "is_activation_checkpointing"  # transformers 5.24 renamed is_gradient_checkpointing
-        assert getattr(model, name if hasattr(type(model), name) else "is_gradient_checkpointing") == checkpointing
+        flag = "is_activation_checkpointing"  # transformers 5.24 renamed is_gradient_checkpointing
+        assert getattr(model, flag if hasattr(type(model), flag) else "is_gradient_checkpointing") == checkpointing
         trained[checkpointing] = model.state_dict()
     for name, weight in trained[False].items():
         assert torch.allclose(trained[True][name], weight, atol=1e-5), name
