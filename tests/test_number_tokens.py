@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from model_helpers import SMOLLM2_GGUF, needs_smollm2, smollm2_folder
+from model_helpers import needs_smollm2
 from transformers import LogitsProcessor, LogitsProcessorList, pipeline
 
 from hf_numbers import BACKBONES, NumberLlamaForCausalLM, NumberLlamaTokenizer, find_numbers
@@ -97,11 +97,9 @@ def test_the_pipeline_writes_numbers_as_number_tokens_unless_told_otherwise() ->
 
 
 @needs_smollm2
-def test_smollm2_adapted_with_fone_answers_with_a_number_token() -> None:
-    folder = smollm2_folder()
-    tokenizer = NumberLlamaTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
-    model = NumberLlamaForCausalLM.from_pretrained_backbone(folder, tokenizer, gguf_file=SMOLLM2_GGUF,
-                                                            number_encoding="fone")  # fmt: skip
+def test_smollm2_adapted_with_fone_answers_with_a_number_token(smollm2_dir) -> None:
+    tokenizer = NumberLlamaTokenizer.from_pretrained(smollm2_dir)
+    model = NumberLlamaForCausalLM.from_pretrained_backbone(smollm2_dir, tokenizer, number_encoding="fone")
     pipe = pipeline("number-generation", model=model.eval(), tokenizer=tokenizer)
     [out] = pipe("12 + 30 = ", max_new_tokens=4, return_full_text=False)  # untrained: the value is arbitrary
     assert out["numbers"] and [span.value for span in find_numbers(out["generated_text"])] == out["numbers"]

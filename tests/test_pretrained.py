@@ -320,11 +320,12 @@ def test_a_text_run_with_the_number_token_loss_reports_it_as_the_number_loss(tmp
 
 @needs_smollm2
 @pytest.mark.parametrize("encoding", ["fone", "xval"])  # xVal: its fresh rows start larger, but none exist yet
-def test_the_real_smollm2_gguf_adapts_with_every_pretrained_weight(encoding: str, tmp_path: Path) -> None:
-    folder = smollm2_folder()
+def test_the_real_smollm2_gguf_adapts_with_every_pretrained_weight(
+    encoding: str, smollm2_plain, tmp_path: Path
+) -> None:
+    folder, plain = smollm2_folder(), smollm2_plain
     tokenizer = NumberLlamaTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
     assert tokenizer("12 + 30 = 42")["input_ids"] == [49152, 1232, 49153, 446, 49153]
-    plain = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
     model = NumberLlamaForCausalLM.from_pretrained_backbone(folder, tokenizer, gguf_file=SMOLLM2_GGUF,
                                                             number_encoding=encoding)  # fmt: skip
     state = backbone_state(model)

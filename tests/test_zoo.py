@@ -17,11 +17,9 @@ import torch
 from model_helpers import (
     DIGIT_ENCODINGS,
     ENCODINGS,
-    SMOLLM2_GGUF,
     TEXT_ENCODINGS,
     ZOO_MATRIX,
     needs_smollm2,
-    smollm2_folder,
 )
 
 from hf_numbers import ZOO, NumberCausalLMConfig, NumberTokenizer, composed_backbone, get_backbone
@@ -218,15 +216,12 @@ def test_what_cannot_be_a_backbone_is_refused() -> None:
 
 
 @needs_smollm2
-def test_smollm2_through_the_generic_path_starts_as_the_base_model() -> None:
+def test_smollm2_through_the_generic_path_starts_as_the_base_model(smollm2_dir, smollm2_plain) -> None:
     """Value-aware digits on SmolLM2 held by composition: before training, the base model's logits exactly."""
-    from transformers import AutoModelForCausalLM
-
-    folder, spec = smollm2_folder(), composed_backbone("llama")
-    tokenizer = NumberTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF, number_scheme="text")
-    model = spec.model_class.from_pretrained_backbone(folder, tokenizer, gguf_file=SMOLLM2_GGUF,
-                                                      number_encoding="digits").eval()  # fmt: skip
-    plain = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_GGUF).eval()
+    spec = composed_backbone("llama")
+    tokenizer = NumberTokenizer.from_pretrained(smollm2_dir, number_scheme="text")
+    model = spec.model_class.from_pretrained_backbone(smollm2_dir, tokenizer, number_encoding="digits").eval()
+    plain = smollm2_plain
     batch = tokenizer(["What is 123 + 4567? 4690"], return_tensors="pt")
     with torch.no_grad():
         assert torch.equal(model(**batch).logits, plain(input_ids=batch["input_ids"]).logits)
