@@ -323,13 +323,13 @@ def test_a_text_run_with_the_number_token_loss_reports_it_as_the_number_loss(tmp
 def test_the_real_smollm2_gguf_adapts_with_every_pretrained_weight(
     encoding: str, smollm2_plain, tmp_path: Path
 ) -> None:
-    folder, plain = smollm2_folder(), smollm2_plain
+    folder = smollm2_folder()
     tokenizer = NumberLlamaTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
     assert tokenizer("12 + 30 = 42")["input_ids"] == [49152, 1232, 49153, 446, 49153]
     model = NumberLlamaForCausalLM.from_pretrained_backbone(folder, tokenizer, gguf_file=SMOLLM2_GGUF,
                                                             number_encoding=encoding)  # fmt: skip
     state = backbone_state(model)
-    for name, weight in plain.state_dict().items():
+    for name, weight in smollm2_plain.state_dict().items():
         assert torch.equal(state[name][: weight.shape[0]], weight), name
     model.save_pretrained(tmp_path)  # a GGUF-loaded model itself refuses to save
     assert not json.loads((tmp_path / "config.json").read_text()).get("quantization_config")

@@ -221,10 +221,9 @@ def test_smollm2_through_the_generic_path_starts_as_the_base_model(smollm2_dir, 
     spec = composed_backbone("llama")
     tokenizer = NumberTokenizer.from_pretrained(smollm2_dir, number_scheme="text")
     model = spec.model_class.from_pretrained_backbone(smollm2_dir, tokenizer, number_encoding="digits").eval()
-    plain = smollm2_plain
     batch = tokenizer(["What is 123 + 4567? 4690"], return_tensors="pt")
     with torch.no_grad():
-        assert torch.equal(model(**batch).logits, plain(input_ids=batch["input_ids"]).logits)
+        assert torch.equal(model(**batch).logits, smollm2_plain(input_ids=batch["input_ids"]).logits)
 
 
 def test_the_models_page_lists_the_zoo_the_tests_run() -> None:
