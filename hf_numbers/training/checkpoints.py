@@ -275,6 +275,19 @@ def _fail(checkpoint: Path, problem: str) -> ValueError:
     return ValueError(f"cannot resume from {checkpoint}: {problem}")
 
 
+def _load_whole(checkpoint: Path, model: torch.nn.Module, weights: str, optimizer: torch.optim.Optimizer) -> None:
+    """Load an unsharded checkpoint's ``weights`` file (onto the model's device) and optimizer state, or raise a
+    ``ValueError`` naming the file that does not fit."""
+    try:
+        _load_weights(model, checkpoint / weights)
+    except (SafetensorError, OSError, RuntimeError) as error:
+        raise _fail(checkpoint, f"{weights} does not fit the model ({error})") from None
+    try:
+        optimizer.load_state_dict(torch.load(checkpoint / OPTIMIZER_FILE, map_location="cpu", weights_only=True))
+    except (pickle.UnpicklingError, EOFError, OSError, RuntimeError, KeyError, ValueError) as error:
+        raise _fail(checkpoint, f"{OPTIMIZER_FILE} is not this optimizer's state ({error})") from None
+
+
 def load_checkpoint(
     accelerator: Accelerator,
     checkpoint: Path,
@@ -327,14 +340,7 @@ def load_checkpoint(
         except (pickle.UnpicklingError, OSError, RuntimeError, KeyError, ValueError, TypeError) as error:
             raise _fail(checkpoint, f"{DCP_DIR}/ does not hold this model's and optimizer's shards ({error})") from None
     else:
-        try:
-            _load_weights(accelerator.unwrap_model(model), checkpoint / weights)  # copied onto the model's device
-        except (SafetensorError, OSError, RuntimeError) as error:
-            raise _fail(checkpoint, f"{weights} does not fit the model ({error})") from None
-        try:
-            optimizer.load_state_dict(torch.load(checkpoint / OPTIMIZER_FILE, map_location="cpu", weights_only=True))
-        except (pickle.UnpicklingError, EOFError, OSError, RuntimeError, KeyError, ValueError) as error:
-            raise _fail(checkpoint, f"{OPTIMIZER_FILE} is not this optimizer's state ({error})") from None
+        _load_whole(checkpoint, accelerator.unwrap_model(model), weights, optimizer)
     if set(record["scheduler"]) != set(scheduler.state_dict()):
         raise _fail(checkpoint, f"the scheduler state in {STATE_FILE} has other fields than this run's scheduler")
     scheduler.load_state_dict(record["scheduler"])
