@@ -83,6 +83,20 @@ def evaluate_splits(
     write_json(output_dir / "predictions.json", per_split)
     if not predictions:
         return {"metrics": results, "plot": None, "plots": []}
+    plots = _plots(dataset, splits, predictions, references, groups, output_dir)
+    return {"metrics": results, "plot": str(plots[0]), "plots": [str(p) for p in plots]}
+
+
+def _plots(
+    dataset: Mapping[str, Any],
+    splits: list[str],
+    predictions: list[float | None],
+    references: list[float],
+    groups: list[str],
+    output_dir: Path,
+) -> list[Path]:
+    """Predicted against true answers over the scored splits, and for each out-of-distribution split
+    (``test_ood_<column>``) the predictions against the parameter it holds out (xVal Fig. 5)."""
     plots = [
         plot_predicted_vs_true(
             predictions,
@@ -92,8 +106,7 @@ def evaluate_splits(
             title="Predicted vs true answers",
         )
     ]
-    # xVal Fig. 5: prediction against the parameter an out-of-distribution split holds out
-    # (``test_ood_<column>``; plain ``test_ood`` holds out a range of the answer itself).
+    # plain ``test_ood`` holds out a range of the answer itself
     scored = [split for split in splits if "answer_index" in dataset[split].column_names]
     for ood in (split for split in scored if split.startswith("test_ood")):
         column = ood.removeprefix("test_ood").lstrip("_") or "answer"
@@ -113,4 +126,4 @@ def evaluate_splits(
                 value_name="predicted answer",
             )
         )
-    return {"metrics": results, "plot": str(plots[0]), "plots": [str(p) for p in plots]}
+    return plots
