@@ -39,7 +39,9 @@ from reproduction.frozen_bert import frozen_bert_report, frozen_bert_rows
 from reproduction.pretrained import pretrained_report, pretrained_rows
 from reproduction.scientific import scientific_report, scientific_rows
 
-SUITES: dict[str, tuple[Callable[[], list[Row]], Callable[[dict[str, dict[str, Any]], Path], list[str]]]] = {
+Report = Callable[[dict[str, dict[str, Any]], Path], list[str]]
+"""A suite's tables: Markdown lines from its rows' records, plots written to the folder given."""
+SUITES: dict[str, tuple[Callable[[], list[Row]], Report]] = {
     "fone": (fone_rows, fone_report),
     "arithmetic": (arithmetic_rows, arithmetic_report),
     "scientific": (scientific_rows, scientific_report),
@@ -101,16 +103,26 @@ def main(argv: Sequence[str] | None = None) -> None:
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # each row is its own process
         list(pool.map(run_and_save, [row for row in todo if row.model_of is None]))
         list(pool.map(run_and_save, [row for row in todo if row.model_of is not None]))  # once their models exist
-    results = {path.stem: json.loads(path.read_text()) for path in sorted(store.glob("*.json"))}
     out = store.parent if args.quick else RESULTS
+    lines = _report(args.suite, rows, report, store, out)
+    path = out / f"reproduction_{args.suite}.md"
+    path.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    print(f"\nwritten: {path}")
+
+
+def _report(suite: str, rows: list[Row], report: Report, store: Path, out: Path) -> list[str]:
+    """The suite's page: its tables (``report`` of the records in ``store``, plots written to ``out``), then the
+    machines, wall and CPU time, commits, notes and failures of its rows."""
+    results = {path.stem: json.loads(path.read_text()) for path in sorted(store.glob("*.json"))}
     evaluated = " (or `hf-numbers evaluate` of another row's model, whose training it would repeat)"
     lines = [
-        f"# Reproduction: {args.suite}",
+        f"# Reproduction: {suite}",
         "",
-        f"Command: `python benchmarks/reproduce.py {args.suite}`. "
+        f"Command: `python benchmarks/reproduce.py {suite}`. "
         f"Every row is one `hf-numbers train` run{evaluated if any(row.model_of for row in rows) else ''}; "
         "its exact command, wall time and metrics are in "
-        f"`benchmarks/results/reproduce/{args.suite}/<row>.json`.",
+        f"`benchmarks/results/reproduce/{suite}/<row>.json`.",
         "",
     ]
     lines += report(results, out)
@@ -128,10 +140,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     failures = {name: r["error"] for name, r in results.items() if r.get("error")}
     if failures:
         lines += ["", "Rows that failed (shown as n/a):", *(f"- `{name}`: {error}" for name, error in failures.items())]
-    path = out / f"reproduction_{args.suite}.md"
-    path.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-    print(f"\nwritten: {path}")
+    return lines
 
 
 if __name__ == "__main__":
