@@ -228,12 +228,11 @@ def build_model_card(
     base_model = arguments.get("base_model") or (hub_id_of_folder(pretrained) if pretrained else None)
     license_id = arguments.get("license") or (_card_license(pretrained) if pretrained else None)
     pipeline_task = PIPELINE_TASKS[spec.causal][0]
-    options = " ".join(arguments.get("task_options") or []) or None
     results = [
         EvalResult(
             task_type=spec.pipeline_tag, task_name=pipeline_task, dataset_type=task, dataset_name=task,
-            dataset_config=options, dataset_split=split, metric_type=name,
-            metric_name=METRIC_LABELS.get(name, name),
+            dataset_config=" ".join(arguments.get("task_options") or []) or None, dataset_split=split,
+            metric_type=name, metric_name=METRIC_LABELS.get(name, name),
             metric_value=int(value) if isinstance(value, numbers.Integral) else float(value),
         )
         for split, values in metrics.items()
@@ -249,23 +248,8 @@ def build_model_card(
     # a number is one [NUM] token, or written as digits up to a sign, its digits and an exponent
     call, returns = _usage(spec.causal, example, mask_token, new_tokens=3 if writes_num else 16)
     standalone = bool(config.to_dict().get("custom_pipelines"))
-    scaling = NumberScaling.from_config(config)
-    if not has_number_module:
-        scaling_text = "Numbers are ordinary tokens of the text; there is no number scaling."
-    elif scaling.is_identity:
-        scaling_text = "Values go in and come out in the data's own units; the encoding reads them as they are."
-    else:
-        fields = ", ".join(f"`{k}={v}`" for k, v in scaling.to_config().items())
-        scaling_text = ("Values go in and come out in the data's own units: the model applies its number scaling "
-                        f"itself ({fields}, saved with it).")
-    remote = (
-        "The model, tokenizer and pipeline code ship with the checkpoint: `trust_remote_code=True` loads them "
-        f"without hf_numbers installed; with hf_numbers imported, `pipeline(\"{pipeline_task}\", model=...)` "
-        "needs no remote code."
-        if standalone
-        else "This checkpoint predates the pipeline code that checkpoints now carry: load it with hf_numbers "
-        "installed (re-saving it with `save_pretrained` adds the code)."
-    )
+    scaling_text = _scaling_text(config, has_number_module)
+    remote = _remote_text(pipeline_task, standalone)
     arguments_shown = {key: value for key, value in arguments.items() if not key.endswith("_token")}
     sections = [
         f"# {spec.display_name} with the `{encoding}` number encoding, trained on `{task}`",
@@ -286,6 +270,35 @@ def build_model_card(
         + ("" if license_id else " No license was chosen for this model (`--license`); ask its owner before reuse."),
     ]
     return ModelCard(f"---\n{data.to_yaml()}\n---\n\n" + "\n\n".join(sections) + "\n")
+
+
+def _scaling_text(config: Any, has_number_module: bool) -> str:
+    """The card's sentence on the units values go in and come out in."""
+    scaling = NumberScaling.from_config(config)
+    if not has_number_module:
+        return "Numbers are ordinary tokens of the text; there is no number scaling."
+    if scaling.is_identity:
+        return "Values go in and come out in the data's own units; the encoding reads them as they are."
+    fields = ", ".join(f"`{k}={v}`" for k, v in scaling.to_config().items())
+    return (
+        "Values go in and come out in the data's own units: the model applies its number scaling "
+        f"itself ({fields}, saved with it)."
+    )
+
+
+def _remote_text(pipeline_task: str, standalone: bool) -> str:
+    """The card's sentence on loading the checkpoint with or without hf_numbers (``standalone``: it carries its
+    code)."""
+    if standalone:
+        return (
+            "The model, tokenizer and pipeline code ship with the checkpoint: `trust_remote_code=True` loads them "
+            f"without hf_numbers installed; with hf_numbers imported, `pipeline(\"{pipeline_task}\", model=...)` "
+            "needs no remote code."
+        )
+    return (
+        "This checkpoint predates the pipeline code that checkpoints now carry: load it with hf_numbers "
+        "installed (re-saving it with `save_pretrained` adds the code)."
+    )
 
 
 def _steps(run_dir: Path) -> int | None:
