@@ -86,7 +86,8 @@ def test_alignment_leaves_no_gradient_mask_behind(pretrained: Path) -> None:
     [
         ({"align_steps": 5}, r"needs --pretrained"),
         ({"align_steps": 5, "pretrained": "x", "number_encoding": "text"}, r"has none"),
-        ({"align_steps": 5, "pretrained": "x", "align_learning_rate": 0.0}, r"align_learning_rate must be"),
+        ({"align_steps": 5, "pretrained": "x", "number_encoding": "fone", "align_learning_rate": 0.0},
+         r"align_learning_rate must be"),
     ],
 )
 def test_alignment_arguments_are_checked_before_any_work(fields: dict, message: str) -> None:
