@@ -86,18 +86,7 @@ class NumberTokenizerMixin(NumberDecodingMixin):
         number_output: str = "num_token",
         **kwargs: Any,
     ):
-        # transformers 5 reads every saved `*_token` string (our `num_token`) back as a named special token
-        # (`model_specific_special_tokens`); take it back as the number token, which is an ordinary token
-        specific = kwargs.pop("model_specific_special_tokens", None)
-        if isinstance(specific, dict):
-            specific = dict(specific)
-            saved = specific.pop("num_token", None)
-            num_token = str(saved) if num_token is None and saved is not None else num_token
-            if specific:
-                kwargs["model_specific_special_tokens"] = specific
-        elif specific is not None:
-            kwargs["model_specific_special_tokens"] = specific  # transformers' own error for a non-dict
-        num_token = "[NUM]" if num_token is None else num_token
+        num_token = _take_saved_num_token(kwargs, num_token)
         super().__init__(*args, **kwargs)
         backend, special = self.backend_tokenizer, set(self.all_special_tokens)  # without tokenizer.json: only these
         if backend.get_vocab_size(False) <= len(special) and set(backend.get_vocab(False)) <= special:
@@ -105,23 +94,7 @@ class NumberTokenizerMixin(NumberDecodingMixin):
                 f"the tokenizer has no vocabulary: {kwargs.get('name_or_path') or 'its folder'} lacks tokenizer.json "
                 "(or the vocabulary files); save the tokenizer there again (tokenizer.save_pretrained)"
             )
-        if not isinstance(num_token, str) or not num_token or num_token != num_token.strip():
-            raise ValueError(f"num_token must be a non-empty string without surrounding spaces, got {num_token!r}")
-        if number_scheme not in (None, "text", *NUMBER_SCHEMES):
-            raise ValueError(
-                f"number_scheme={number_scheme!r} is unknown; allowed: None ([NUM] tokens), "
-                f"{', '.join(('text', *NUMBER_SCHEMES))}"
-            )
-        if digit_order not in DIGIT_ORDERS or digit_order != "as_written" and number_scheme != "text":
-            raise ValueError(
-                f"digit_order={digit_order!r} with number_scheme={number_scheme!r}; allowed: "
-                f"{', '.join(DIGIT_ORDERS)}, and 'units_first' only with number_scheme='text'"
-            )
-        if number_output not in NUMBER_OUTPUTS or number_output != "num_token" and number_scheme is not None:
-            raise ValueError(
-                f"number_output={number_output!r} with number_scheme={number_scheme!r}; allowed: "
-                f"{', '.join(NUMBER_OUTPUTS)}, and 'digits' only with [NUM] tokens (number_scheme=None)"
-            )
+        _refuse_bad_options(num_token, number_scheme, digit_order, number_output)
         self.num_token = num_token
         self.number_scheme = number_scheme
         self.digit_order = digit_order
@@ -560,3 +533,42 @@ class NumberTokenizer(NumberTokenizerMixin, TokenizersBackend):
     @property
     def spaced_num_token(self) -> bool:  # type: ignore[override]
         return keeps_spaces(self.backend_tokenizer)
+
+
+def _take_saved_num_token(kwargs: dict[str, Any], num_token: str | None) -> str:
+    """The number token: ``num_token``, else the one a saved tokenizer holds, else ``[NUM]``.
+
+    transformers 5 reads every saved ``*_token`` string (our ``num_token``) back as a named special token
+    (``model_specific_special_tokens`` in ``kwargs``); it is taken back out as the number token, an ordinary token.
+    """
+    specific = kwargs.pop("model_specific_special_tokens", None)
+    if isinstance(specific, dict):
+        specific = dict(specific)
+        saved = specific.pop("num_token", None)
+        num_token = str(saved) if num_token is None and saved is not None else num_token
+        if specific:
+            kwargs["model_specific_special_tokens"] = specific
+    elif specific is not None:
+        kwargs["model_specific_special_tokens"] = specific  # transformers' own error for a non-dict
+    return "[NUM]" if num_token is None else num_token
+
+
+def _refuse_bad_options(num_token: Any, number_scheme: Any, digit_order: Any, number_output: Any) -> None:
+    """A ``ValueError`` naming the first unknown or incompatible tokenizer option and what is allowed."""
+    if not isinstance(num_token, str) or not num_token or num_token != num_token.strip():
+        raise ValueError(f"num_token must be a non-empty string without surrounding spaces, got {num_token!r}")
+    if number_scheme not in (None, "text", *NUMBER_SCHEMES):
+        raise ValueError(
+            f"number_scheme={number_scheme!r} is unknown; allowed: None ([NUM] tokens), "
+            f"{', '.join(('text', *NUMBER_SCHEMES))}"
+        )
+    if digit_order not in DIGIT_ORDERS or digit_order != "as_written" and number_scheme != "text":
+        raise ValueError(
+            f"digit_order={digit_order!r} with number_scheme={number_scheme!r}; allowed: "
+            f"{', '.join(DIGIT_ORDERS)}, and 'units_first' only with number_scheme='text'"
+        )
+    if number_output not in NUMBER_OUTPUTS or number_output != "num_token" and number_scheme is not None:
+        raise ValueError(
+            f"number_output={number_output!r} with number_scheme={number_scheme!r}; allowed: "
+            f"{', '.join(NUMBER_OUTPUTS)}, and 'digits' only with [NUM] tokens (number_scheme=None)"
+        )
