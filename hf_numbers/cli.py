@@ -233,11 +233,19 @@ def _evaluate(argv: Sequence[str]) -> None:
     if not (args.task or args.data_dir):
         parser.error("give --task or --data_dir")
     record = Path(args.checkpoint).parent / "training_args.json"
-    trained = json.loads(record.read_text()) if record.is_file() else {}
+    try:
+        trained = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else {}
+    except ValueError as error:
+        parser.error(f"{record} is not the run's training arguments as JSON ({error}); restore it or delete it")
+    if not isinstance(trained, dict):
+        parser.error(f"{record} is not the run's training arguments: it holds a JSON {type(trained).__name__}")
     if args.max_length is None:
         args.max_length = trained.get("max_length", 128)
-    trained_task = task_name(trained.get("task"), trained.get("data_dir"))
-    task = task_name(args.task, args.data_dir)
+    try:
+        trained_task = task_name(trained.get("task"), trained.get("data_dir"))
+        task = task_name(args.task, args.data_dir)
+    except ValueError as error:
+        parser.error(str(error))
     if not trained_task:
         print(f"note: {record} is missing or names no task, so --task is not checked against the training task",
               file=sys.stderr)

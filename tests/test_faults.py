@@ -24,9 +24,10 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file
 
 from hf_numbers.cli import main as cli_main
-from hf_numbers.data import make_task, save_task
+from hf_numbers.data import make_task, save_task, task_name
 from hf_numbers.data.checks import load_saved_task
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM
+from hf_numbers.data.tasks import TASK_FILE
 from hf_numbers.training import (
     NumberTrainingArguments,
     build_dataset,
@@ -457,7 +458,20 @@ BAD_DATA = {
     "no-train": (lambda d, f: DatasetDict({"test": d["test"]}).save_to_disk(f), "has no train split"),
     "no-answer-column": (lambda d, f: d.remove_columns("answer").save_to_disk(f), "lacks the column\\(s\\) answer"),
     "no-numbers": (lambda d, f: _no_numbers(d).save_to_disk(f), "the train split holds no numbers"),
+    "nan-answer": (lambda d, f: _first_test_row(d, answer=float("nan")).save_to_disk(f),
+                   "split 'test', row 1: answer nan is not a finite number"),
+    "answer-index-out-of-range": (lambda d, f: _first_test_row(d, answer_index=-1).save_to_disk(f),
+                                  r"split 'test', row 1: answer_index -1 is not among the row's \d+ numbers"),
+    "answer-text-too-precise": (lambda d, f: _first_test_row(d, answer_text="0.1234567890123456").save_to_disk(f),
+                                "split 'test', row 1: answer_text '0.1234567890123456' is not the answer as written "
+                                "with at most 15 decimals"),
 }
+
+
+def _first_test_row(dataset: DatasetDict, **cells) -> DatasetDict:
+    """``dataset`` with the test split's first row's ``cells`` replaced (the answers a run scores after training)."""
+    test = dataset["test"].map(lambda row, i: {k: v if i == 0 else row[k] for k, v in cells.items()}, with_indices=True)
+    return DatasetDict({**dataset, "test": test})
 
 
 @pytest.mark.parametrize("case", BAD_DATA)
@@ -466,6 +480,24 @@ def test_malformed_data_dir_fails_clearly(saved_task: DatasetDict, tmp_path: Pat
     write(saved_task, str(tmp_path / "data"))
     with pytest.raises(ValueError, match=message):
         load_saved_task(tmp_path / "data")
+
+
+def test_a_damaged_task_record_or_task_flags_on_made_data_are_refused_before_training(
+    saved_task: DatasetDict, tmp_path: Path
+) -> None:
+    """hf_numbers_task.json that is not ``{"task": <name>}`` names the file; --task_options and --data_seed, which
+    only shape a generated task, are refused with --data_dir instead of ignored."""
+    save_task(saved_task, "lookup", tmp_path / "data")
+    assert task_name(None, tmp_path / "data") == "lookup"
+    for damaged in ("", "[1]", "{}", '{"task": 3}'):
+        (tmp_path / "data" / TASK_FILE).write_text(damaged)
+        with pytest.raises(ValueError, match=f"{TASK_FILE} is not a task record: it should hold"):
+            small_args(tmp_path / "run", data_dir=str(tmp_path / "data"))
+    save_task(saved_task, "lookup", tmp_path / "data")
+    for flags in ({"task_options": ["digits=2"]}, {"data_seed": 1}):
+        with pytest.raises(ValueError, match="task_options and data_seed shape a generated task"):
+            small_args(tmp_path / "run", data_dir=str(tmp_path / "data"), **flags)
+    assert not (tmp_path / "run").exists()
 
 
 def test_missing_paths_and_cut_off_answers_fail_before_training(saved_task: DatasetDict, tmp_path: Path) -> None:

@@ -302,6 +302,25 @@ def test_evaluate_generates_the_task_with_the_training_runs_options(tokenizer, t
     assert "a --data_dir is already made" in capsys.readouterr().err
 
 
+def test_evaluate_names_a_damaged_training_record_or_task_record(tokenizer, tmp_path: Path, capsys) -> None:
+    """A run's training_args.json or a data folder's task record that cannot be read is a usage error naming the
+    file, before any model is loaded."""
+    final = save_run(tmp_path / "run", tokenizer, "xval")
+    common = ["evaluate", "--checkpoint", str(final), "--task", "multiplication", "--eval_size", "2"]
+    for damaged, message in (("{", "is not the run's training arguments as JSON"),
+                             ("[1]", "is not the run's training arguments: it holds a JSON list")):  # fmt: skip
+        (tmp_path / "run" / "training_args.json").write_text(damaged)
+        with pytest.raises(SystemExit) as exit_info:
+            cli_main(common)
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err
+    (tmp_path / "run" / "training_args.json").write_text(json.dumps({"task": "multiplication"}))
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "hf_numbers_task.json").write_text("not json")
+    with pytest.raises(SystemExit):
+        cli_main(["evaluate", "--checkpoint", str(final), "--data_dir", str(tmp_path / "data")])
+    assert "hf_numbers_task.json is not a task record" in capsys.readouterr().err
+
+
 # ---- precision and lengths
 
 

@@ -72,7 +72,8 @@ def load_saved_task(path: str | Path) -> DatasetDict:
 
 def check_task_splits(dataset: DatasetDict, source: str) -> None:
     """Raise ``ValueError`` unless ``dataset`` has a train split holding numbers and every split has rows
-    and the columns of a number answer (``CORE_FEATURES``) or of a word answer (``WORD_FEATURES``).
+    and the columns of a number answer (``CORE_FEATURES``) or of a word answer (``WORD_FEATURES``), and every
+    number answer can be scored (:func:`check_number_answers`): before training, not after it.
 
     Example:
         >>> from datasets import Dataset, DatasetDict
@@ -98,6 +99,35 @@ def check_task_splits(dataset: DatasetDict, source: str) -> None:
             raise ValueError(f"{source}: split {split!r} holds no examples")
     if not any(len(row) for row in dataset["train"]["numbers"]):
         raise ValueError(f"{source}: the train split holds no numbers, so a number-aware model has nothing to learn")
+    for split, data in dataset.items():
+        if "word" not in data.column_names:
+            check_number_answers(data, f"{source}, split {split!r}")
+
+
+def check_number_answers(data: Dataset, source: str) -> None:
+    """Raise ``ValueError``, naming the row and value, unless every row's answer can be scored after training: a
+    finite ``answer``, an ``answer_text`` with at most 15 decimals, an ``answer_index`` among the row's numbers.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> rows = {"answer": [2.0], "answer_text": ["2"], "numbers": [[1.0, 2.0]], "answer_index": [2]}
+        >>> check_number_answers(Dataset.from_dict(rows), "mine, split 'test'")
+        Traceback (most recent call last):
+        ...
+        ValueError: mine, split 'test', row 1: answer_index 2 is not among the row's 2 numbers (allowed: 0 to 1)
+    """
+    columns = zip(data["answer"], data["answer_text"], data["numbers"], data["answer_index"])
+    for row, (answer, text, numbers, index) in enumerate(columns, start=1):
+        where = f"{source}, row {row}"
+        if not isinstance(answer, (int, float)) or not np.isfinite(answer):
+            raise ValueError(f"{where}: answer {answer!r} is not a finite number")
+        if not isinstance(text, str) or len(text.partition(".")[2]) > 15:
+            raise ValueError(f"{where}: answer_text {text!r} is not the answer as written with at most 15 decimals")
+        count = len(numbers or [])
+        if not isinstance(index, int) or not 0 <= index < count:
+            raise ValueError(
+                f"{where}: answer_index {index!r} is not among the row's {count} numbers (allowed: 0 to {count - 1})"
+            )
 
 
 def check_text_column(rows: Dataset, column: str, source: str) -> int:

@@ -93,7 +93,16 @@ def recorded_task(data_dir: str | Path) -> str | None:
         'lookup'
     """
     record = Path(data_dir) / TASK_FILE
-    return json.loads(record.read_text())["task"] if record.is_file() else None
+    if not record.is_file():
+        return None
+    try:
+        name = json.loads(record.read_text(encoding="utf-8")).get("task")
+    except (ValueError, AttributeError):  # not JSON, not UTF-8, or not an object
+        name = None
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{record} is not a task record: it should hold {{\"task\": <name>}}, e.g. "
+                         f"{{\"task\": \"lookup\"}} (save_task writes it; delete the file to train without one)")
+    return name
 
 
 def task_name(task: str | None, data_dir: str | Path | None) -> str | None:

@@ -634,6 +634,9 @@ VALUE_RULES: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
 )
 """(argument, whether a value is allowed, the rule in words): each argument's own range."""
 CONFLICTS: tuple[tuple[Callable[[Any], Any], Callable[[Any], str]], ...] = (
+    (lambda a: a.data_dir and (a.task_options or a.data_seed),
+     lambda a: f"task_options and data_seed shape a generated task (--task); --data_dir {a.data_dir} is already made "
+               f"(hf-numbers make-data takes them): drop them, or generate the task here with --task"),
     (lambda a: a.gguf_file and not a.pretrained,
      lambda a: "gguf_file names a file in the --pretrained folder; it needs --pretrained"),
     (lambda a: a.add_bos_token is not None and not a.pretrained,
