@@ -143,12 +143,29 @@ class DataArguments:
         metadata={"help": "Which number of each validation text the model predicts after training (-1: the last)."},
     )
 
+    def __post_init__(self) -> None:
+        if not 1 <= self.validation_split_percentage <= 99:
+            raise ValueError(f"--validation_split_percentage must be in 1..99, got {self.validation_split_percentage}")
+        for name in ("max_train_samples", "max_eval_samples"):
+            if getattr(self, name) is not None and getattr(self, name) < 1:
+                raise ValueError(f"--{name} must be >= 1 (or unset: every text), got {getattr(self, name)}")
+
 
 @dataclass
 class MaskingArguments:
     """Masked LM only."""
 
     mlm_probability: float = field(default=0.2, metadata={"help": "Probability of masking a token."})
+
+
+def _read_file(loader: str, path: str) -> datasets.Dataset:
+    """The rows of one user file, or a ``ValueError`` naming it and what ``datasets`` could not read (its cause: a
+    missing file, bytes that are not UTF-8, a malformed row)."""
+    try:
+        return datasets.load_dataset(loader, data_files=path, split="train")
+    except (FileNotFoundError, datasets.exceptions.DatasetGenerationError) as error:
+        cause = error.__cause__ or error
+        raise ValueError(f"{path}: cannot be read as {loader} ({type(cause).__name__}: {cause})") from error
 
 
 def data_files(data: DataArguments) -> dict[str, str]:
@@ -173,7 +190,7 @@ def load_texts(data: DataArguments, seed: int) -> datasets.DatasetDict:
         raise ValueError(f"--train_file and --validation_file must both be one of {', '.join(LOADERS)}, got {files}")
     loader = LOADERS[suffixes.pop()]
     # one file at a time: each keeps its own columns and types (one call would cast them alike or fail)
-    raw = {split: datasets.load_dataset(loader, data_files=path, split="train") for split, path in files.items()}
+    raw = {split: _read_file(loader, path) for split, path in files.items()}
     columns = raw["train"].column_names
     column = data.text_column_name = data.text_column_name or ("text" if "text" in columns else columns[0])
     for split, rows in raw.items():
@@ -185,6 +202,9 @@ def load_texts(data: DataArguments, seed: int) -> datasets.DatasetDict:
         rows = rows if column == "text" else rows.rename_column(column, "text")
         raw[split] = rows.add_column("row", list(range(len(rows))))
     if "validation" not in raw:
+        if len(raw["train"]) < 2:  # the held-out share is rounded up: one row for validation leaves none to train
+            raise ValueError(f"{data.train_file}: {len(raw['train'])} row is too few to hold out validation rows "
+                             "from; give --validation_file or more rows")
         held_out = raw["train"].train_test_split(test_size=data.validation_split_percentage / 100, seed=seed)
         raw = {"train": held_out["train"], "validation": held_out["test"]}
     limits = {"train": data.max_train_samples, "validation": data.max_eval_samples}
@@ -366,6 +386,13 @@ def run(causal: bool, argv: Sequence[str] | None = None) -> dict[str, Any]:
         lora = number_lora_config(model, r=model_args.lora_r, alpha=model_args.lora_alpha,
                                   trainable_token_ids=tokenizer.added_number_token_ids)
         model = require_peft().get_peft_model(model, lora)
+    targets = number_targets(
+        texts["validation"]["text"], tokenizer, data_args.eval_number_index, data_args.max_seq_length, causal
+    )
+    if not targets["text"]:  # the number metrics would be left out after training, without a word
+        raise ValueError(f"--eval_number_index {data_args.eval_number_index}: no validation text holds that number "
+                         f"where the model can predict it (within --max_seq_length {data_args.max_seq_length} "
+                         "tokens, after one token at least); choose another index, e.g. -1 (the last)")
     tokenized = tokenize_dataset(texts, tokenizer, data_args.max_seq_length)
     if causal:
         collator = DataCollatorForNumberCausalLM(tokenizer)
@@ -393,15 +420,11 @@ def run(causal: bool, argv: Sequence[str] | None = None) -> dict[str, Any]:
     trainer.save_metrics("train", train_result.metrics)
 
     metrics = trainer.evaluate()
-    targets = number_targets(
-        texts["validation"]["text"], tokenizer, data_args.eval_number_index, data_args.max_seq_length, causal
+    predictions = predict_answers(
+        trainer.model, tokenizer, targets["text"], targets["answer_index"], max_length=data_args.max_seq_length,
     )
-    if targets["text"]:
-        predictions = predict_answers(
-            trainer.model, tokenizer, targets["text"], targets["answer_index"], max_length=data_args.max_seq_length,
-        )
-        numbers = compute_number_metrics(predictions, targets["answer"])
-        metrics |= {f"eval_number_{name}": value for name, value in numbers.items() if value is not None}
+    numbers = compute_number_metrics(predictions, targets["answer"])
+    metrics |= {f"eval_number_{name}": value for name, value in numbers.items() if value is not None}
     trainer.log_metrics("eval", metrics)
     trainer.save_metrics("eval", metrics)
     return metrics

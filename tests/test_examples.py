@@ -276,3 +276,20 @@ def test_a_column_of_numbers_is_refused_with_its_first_cell(tmp_path: Path) -> N
     message = _refused(tmp_path / "run", "--train_file", str(readings), "--text_column_name", "reading")
     assert f"{readings}, row 1 (data rows count from 1, a CSV header not counted), column 'reading'" in message
     assert "holds inf (float), not text" in message
+
+
+def test_bad_data_flags_and_unreadable_files_are_refused_by_name_before_training(tmp_path: Path) -> None:
+    """Flags that would be ignored or fail inside datasets, a file that is not UTF-8 and one row with nothing to hold
+    out: each a ValueError naming the flag or the file, before any checkpoint."""
+    days = str(_csv(tmp_path / "days.csv", DAYS))
+    for flags, message in ((["--validation_split_percentage", "0"], "--validation_split_percentage must be in 1..99"),
+                           (["--max_train_samples", "0"], "--max_train_samples must be >= 1 (or unset"),
+                           (["--max_train_samples", "-2"], "--max_train_samples must be >= 1 (or unset"),
+                           (["--eval_number_index", "5"], "--eval_number_index 5: no validation text holds that")):
+        assert message in _refused(tmp_path / "run", "--train_file", days, *flags)
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("id,text\n0,caf\xe9 at 3 pm\n".encode("latin-1"))
+    assert f"{latin}: cannot be read as csv (" in _refused(tmp_path / "run", "--train_file", str(latin))
+    one = _csv(tmp_path / "one.csv", DAYS[:1])
+    message = _refused(tmp_path / "run", "--train_file", str(one))
+    assert f"{one}: 1 row is too few to hold out validation rows" in message
