@@ -500,6 +500,17 @@ def test_a_damaged_task_record_or_task_flags_on_made_data_are_refused_before_tra
     assert not (tmp_path / "run").exists()
 
 
+def test_a_number_of_made_data_the_encoding_cannot_hold_is_refused_by_split_and_row(
+    saved_task: DatasetDict, tmp_path: Path
+) -> None:
+    """--data_dir is checked as the example scripts check user files: 1e300 in a test text stops float before
+    a model is built (before: refused mid-training or at the final evaluation, naming neither split nor row)."""
+    save_task(_first_test_row(saved_task, text="a value of 1e300 here"), "lookup", tmp_path / "data")
+    with pytest.raises(ValueError, match=r"data, split 'test', row 1 \(.*\), column 'text': the number 1e300"):
+        run_training(small_args(tmp_path / "run", data_dir=str(tmp_path / "data"), number_encoding="float"))
+    assert not (tmp_path / "run").exists()
+
+
 def test_missing_paths_and_cut_off_answers_fail_before_training(saved_task: DatasetDict, tmp_path: Path) -> None:
     run = tmp_path / "run"
     with pytest.raises(ValueError, match="pretrained '/nonexistent/gpt2' is not a folder"):

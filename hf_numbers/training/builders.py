@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from ..data import TASKS, task_scaling
+from ..data.checks import check_text_numbers
 from ..data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
 from ..data.loading import load_task
 from ..data.tokenizer_training import train_number_tokenizer
@@ -39,7 +40,7 @@ def build_dataset(args: NumberTrainingArguments) -> DatasetDict:
         >>> len(dataset["train"])
         20
     """
-    return load_task(
+    dataset = load_task(
         args.task,
         data_dir=args.data_dir,
         train_size=args.train_size,
@@ -47,6 +48,22 @@ def build_dataset(args: NumberTrainingArguments) -> DatasetDict:
         seed=args.data_seed,
         options=args.task_generator_options(),
     )
+    if args.data_dir:  # made elsewhere: its numbers must fit the encoding (a generated task's do by construction)
+        _check_made_numbers(args, dataset)
+    return dataset
+
+
+def _check_made_numbers(args: NumberTrainingArguments, dataset: DatasetDict) -> None:
+    """A ``ValueError`` naming the split, row and number of ``--data_dir`` that the encoding cannot represent at
+    the widest options it can be fitted to (``check_text_numbers``), before any model is built."""
+    hidden_size = args.hidden_size
+    if args.pretrained:  # the adapted model's width
+        from transformers import AutoConfig
+
+        gguf = {"gguf_file": args.gguf_file} if args.gguf_file else {}
+        hidden_size = AutoConfig.from_pretrained(args.pretrained, **gguf).get_text_config().hidden_size
+    splits = [(f"{args.data_dir}, split {name!r}", data["text"], range(len(data))) for name, data in dataset.items()]
+    check_text_numbers(splits, "text", args.number_encoding, hidden_size)
 
 
 def make_scaling(args: NumberTrainingArguments, dataset: DatasetDict) -> NumberScaling:
