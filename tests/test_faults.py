@@ -511,6 +511,16 @@ def test_a_number_of_made_data_the_encoding_cannot_hold_is_refused_by_split_and_
     assert not (tmp_path / "run").exists()
 
 
+def test_made_data_without_a_task_record_trains_as_task_with_a_warning(
+    saved_task: DatasetDict, tmp_path: Path, caplog
+) -> None:
+    saved_task.save_to_disk(str(tmp_path / "data"))  # by hand: no hf_numbers_task.json beside it
+    with caplog.at_level(logging.WARNING, logger="hf_numbers.training.builders"):
+        build_dataset(small_args(tmp_path / "run", data_dir=str(tmp_path / "data")))
+    assert f"has no task record ({TASK_FILE}): its number scaling and recommended settings are those of --task lookup" \
+        in caplog.text
+
+
 def test_missing_paths_and_cut_off_answers_fail_before_training(saved_task: DatasetDict, tmp_path: Path) -> None:
     run = tmp_path / "run"
     with pytest.raises(ValueError, match="pretrained '/nonexistent/gpt2' is not a folder"):

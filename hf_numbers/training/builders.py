@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,12 +22,15 @@ import torch
 from ..data import TASKS, task_scaling
 from ..data.checks import check_text_numbers
 from ..data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
-from ..data.loading import load_task
+from ..data.loading import load_task, recorded_task
+from ..data.tasks import TASK_FILE
 from ..data.tokenizer_training import train_number_tokenizer
 from ..modeling import NumberScaling, get_encoding
 from .alignment import align_number_module
 from .arguments import NumberTrainingArguments
 from .lora import number_lora_config, require_peft
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from datasets import DatasetDict
@@ -50,6 +54,10 @@ def build_dataset(args: NumberTrainingArguments) -> DatasetDict:
     )
     if args.data_dir:  # made elsewhere: its numbers must fit the encoding (a generated task's do by construction)
         _check_made_numbers(args, dataset)
+        if recorded_task(args.data_dir) is None:
+            logger.warning("%s has no task record (%s): its number scaling and recommended settings are those of "
+                           "--task %s; save data with `hf-numbers make-data` or save_task to record its task",
+                           args.data_dir, TASK_FILE, args.task)
     return dataset
 
 
