@@ -112,14 +112,20 @@ def _make_data(argv: Sequence[str]) -> None:
     print({split: len(data) for split, data in dataset.items()}, "->", args.output)
 
 
+def _json_object(parser: argparse.ArgumentParser, path: Path, what: str) -> dict[str, Any]:
+    """The JSON object in ``path`` (``what`` it holds, for the messages), or a usage error naming the file."""
+    try:
+        values = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        parser.error(f"cannot read {what} {path} ({error})")
+    if not isinstance(values, dict):
+        parser.error(f"{what} {path} must hold a JSON object, not a JSON {type(values).__name__}")
+    return values
+
+
 def _read_args_file(parser: HfArgumentParser, path: Path) -> None:
     """Make the arguments of a JSON file (``{"task": "lookup", ...}``) the parser's defaults."""
-    try:
-        values = json.loads(path.read_text())
-    except (OSError, ValueError) as error:
-        parser.error(f"cannot read the arguments file {path} ({error})")
-    if not isinstance(values, dict):
-        parser.error(f"the arguments file {path} must hold a JSON object of argument names and values")
+    values = _json_object(parser, path, "the arguments file")
     unknown = sorted(set(values) - {f.name for f in fields(NumberTrainingArguments)})
     if unknown:
         parser.error(f"{path}: unknown argument(s) {', '.join(unknown)}{renamed_hint(unknown)}")
@@ -233,12 +239,7 @@ def _evaluate(argv: Sequence[str]) -> None:
     if not (args.task or args.data_dir):
         parser.error("give --task or --data_dir")
     record = Path(args.checkpoint).parent / "training_args.json"
-    try:
-        trained = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else {}
-    except ValueError as error:
-        parser.error(f"{record} is not the run's training arguments as JSON ({error}); restore it or delete it")
-    if not isinstance(trained, dict):
-        parser.error(f"{record} is not the run's training arguments: it holds a JSON {type(trained).__name__}")
+    trained = _json_object(parser, record, "the run's training arguments") if record.is_file() else {}
     if args.max_length is None:
         args.max_length = trained.get("max_length", 128)
     try:

@@ -307,8 +307,8 @@ def test_evaluate_names_a_damaged_training_record_or_task_record(tokenizer, tmp_
     file, before any model is loaded."""
     final = save_run(tmp_path / "run", tokenizer, "xval")
     common = ["evaluate", "--checkpoint", str(final), "--task", "multiplication", "--eval_size", "2"]
-    for damaged, message in (("{", "is not the run's training arguments as JSON"),
-                             ("[1]", "is not the run's training arguments: it holds a JSON list")):  # fmt: skip
+    for damaged, message in (("{", "cannot read the run's training arguments"),
+                             ("[1]", "training_args.json must hold a JSON object, not a JSON list")):  # fmt: skip
         (tmp_path / "run" / "training_args.json").write_text(damaged)
         with pytest.raises(SystemExit) as exit_info:
             cli_main(common)
