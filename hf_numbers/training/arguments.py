@@ -82,6 +82,18 @@ against 0.186 / 0.191, seeds 0 / 2), and trail on 3-digit multiplication (34.8 /
 34.6 / 36.8 / 39.2%): two tasks of three (docs/pretrained.md)."""
 
 
+def plain_text_config(folder: str, gguf_file: str | None = None) -> Any:
+    """The text config of a plain checkpoint in ``folder`` (or of its GGUF file): what its language model is.
+
+    Example:
+        >>> plain_text_config("path/to/qwen2.5-0.5b").hidden_size  # doctest: +SKIP
+        896
+    """
+    from transformers import AutoConfig
+
+    return AutoConfig.from_pretrained(folder, **({"gguf_file": gguf_file} if gguf_file else {})).get_text_config()
+
+
 def backbone_of_folder(folder: str, gguf_file: str | None = None) -> str | None:
     """The backbone of a pretrained checkpoint: its config's model type (a table row, or held by composition);
     None where the folder has no config to read (loading it then says what is missing).
@@ -90,15 +102,12 @@ def backbone_of_folder(folder: str, gguf_file: str | None = None) -> str | None:
         >>> backbone_of_folder("path/to/qwen2.5-0.5b")  # doctest: +SKIP
         'qwen2'
     """
-    from transformers import AutoConfig
-
     if not os.path.isdir(folder):
         return None
     try:
-        config = AutoConfig.from_pretrained(folder, **({"gguf_file": gguf_file} if gguf_file else {}))
+        model_type = plain_text_config(folder, gguf_file).model_type
     except (OSError, ValueError):
         return None
-    model_type = config.get_text_config().model_type
     get_backbone(model_type)  # a ValueError naming what can be a backbone
     return model_type
 

@@ -27,7 +27,7 @@ from ..data.tasks import TASK_FILE
 from ..data.tokenizer_training import train_number_tokenizer
 from ..modeling import NumberScaling, get_encoding
 from .alignment import align_number_module
-from .arguments import NumberTrainingArguments
+from .arguments import NumberTrainingArguments, plain_text_config
 from .lora import number_lora_config, require_peft
 
 logger = logging.getLogger(__name__)
@@ -64,14 +64,9 @@ def build_dataset(args: NumberTrainingArguments) -> DatasetDict:
 def _check_made_numbers(args: NumberTrainingArguments, dataset: DatasetDict) -> None:
     """A ``ValueError`` naming the split, row and number of ``--data_dir`` that the encoding cannot represent at
     the widest options it can be fitted to (``check_text_numbers``), before any model is built."""
-    hidden_size = args.hidden_size
-    if args.pretrained:  # the adapted model's width
-        from transformers import AutoConfig
-
-        gguf = {"gguf_file": args.gguf_file} if args.gguf_file else {}
-        hidden_size = AutoConfig.from_pretrained(args.pretrained, **gguf).get_text_config().hidden_size
+    width = plain_text_config(args.pretrained, args.gguf_file).hidden_size if args.pretrained else args.hidden_size
     splits = [(f"{args.data_dir}, split {name!r}", data["text"], range(len(data))) for name, data in dataset.items()]
-    check_text_numbers(splits, "text", args.number_encoding, hidden_size)
+    check_text_numbers(splits, "text", args.number_encoding, width)
 
 
 def make_scaling(args: NumberTrainingArguments, dataset: DatasetDict) -> NumberScaling:
