@@ -20,6 +20,21 @@ from hypothesis import settings
 from hf_numbers import BACKBONES
 from hf_numbers.data import train_plain_tokenizer
 
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (pyproject's addopts): a worker per core, at most 4 (each holds its own torch and fixtures)."""
+    return max(1, min(_cores(), 4))
+
+
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):  # share the cores between the workers instead of each taking all
+    import torch
+
+    torch.set_num_threads(max(1, _cores() // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+
 # CI (CI=true) replays the same examples every run, so main cannot turn red by chance; local
 # runs draw new examples and keep exploring.
 settings.register_profile("ci", derandomize=True)
