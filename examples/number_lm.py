@@ -185,12 +185,12 @@ def load_texts(data: DataArguments, seed: int) -> datasets.DatasetDict:
         DatasetDict({train: Dataset({features: ['text', 'row'], num_rows: 328}), validation: ...})
     """
     files = {"train": data.train_file, **({"validation": data.validation_file} if data.validation_file else {})}
-    suffixes = {Path(path).suffix for path in files.values()}
-    if len(suffixes) != 1 or not suffixes <= set(LOADERS):
-        raise ValueError(f"--train_file and --validation_file must both be one of {', '.join(LOADERS)}, got {files}")
-    loader = LOADERS[suffixes.pop()]
-    # one file at a time: each keeps its own columns and types (one call would cast them alike or fail)
-    raw = {split: _read_file(loader, path) for split, path in files.items()}
+    for split, path in files.items():
+        if Path(path).suffix not in LOADERS:
+            raise ValueError(f"--{split}_file {path}: the name must end in one of {', '.join(LOADERS)}")
+    # one file at a time, each by its own suffix: each keeps its own columns and types (one call would cast them
+    # alike or fail), and a .jsonl training file may come with a .json or .csv validation file
+    raw = {split: _read_file(LOADERS[Path(path).suffix], path) for split, path in files.items()}
     columns = raw["train"].column_names
     column = data.text_column_name = data.text_column_name or ("text" if "text" in columns else columns[0])
     for split, rows in raw.items():

@@ -18,7 +18,7 @@ from hf_numbers import BACKBONES
 
 EXAMPLES = Path(__file__).parents[1] / "examples"
 sys.path.insert(0, str(EXAMPLES))
-from number_lm import ModelArguments, fill_recipe, run  # noqa: E402
+from number_lm import DataArguments, ModelArguments, fill_recipe, load_texts, run  # noqa: E402
 
 TINY = ["--hidden_size", "32", "--num_layers", "1", "--num_heads", "2", "--vocab_size", "200",
         "--per_device_train_batch_size", "8", "--learning_rate", "3e-3", "--logging_steps", "2", "--use_cpu", "true",
@@ -293,3 +293,15 @@ def test_bad_data_flags_and_unreadable_files_are_refused_by_name_before_training
     one = _csv(tmp_path / "one.csv", DAYS[:1])
     message = _refused(tmp_path / "run", "--train_file", str(one))
     assert f"{one}: 1 row is too few to hold out validation rows" in message
+
+
+def test_the_two_files_may_differ_in_format_and_a_name_no_reader_knows_is_refused_by_its_flag(tmp_path: Path) -> None:
+    """A .jsonl training file with a .csv validation file: each is read by its own suffix (before: refused, with a
+    message saying both must be one of the suffixes both were). A .parquet name is refused by its flag."""
+    train = tmp_path / "days.jsonl"
+    train.write_text("".join(json.dumps({"text": day}) + "\n" for day in DAYS))
+    validation = _csv(tmp_path / "valid.csv", DAYS[:3])
+    texts = load_texts(DataArguments(train_file=str(train), validation_file=str(validation)), seed=0)
+    assert texts["train"]["text"] == DAYS and texts["validation"]["text"] == DAYS[:3]
+    with pytest.raises(ValueError, match=r"--validation_file .*valid\.parquet: the name must end in one of .csv, "):
+        load_texts(DataArguments(train_file=str(train), validation_file=str(tmp_path / "valid.parquet")), seed=0)
