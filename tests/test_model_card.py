@@ -19,6 +19,7 @@ from huggingface_hub.errors import EntryNotFoundError
 from model_helpers import tiny_config, tiny_model
 from transformers import AutoModel, AutoTokenizer
 
+from hf_numbers import NUMBER_ENCODINGS_REGISTRY
 from hf_numbers.cli import main as cli_main
 from hf_numbers.training import NumberTrainingArguments
 from hf_numbers.training.model_card import build_model_card, hub_id_of_folder, model_card_from_run
@@ -249,6 +250,20 @@ def test_base_model_license_and_a_masked_model(tmp_path: Path) -> None:
                             example=example)
     assert "pipe('x = 1.5 and y =', max_new_tokens=16)" in text.text and "no number scaling" in text.text
 
+
+
+@pytest.mark.parametrize("encoding", [name for name, entry in NUMBER_ENCODINGS_REGISTRY.items()
+                                      if entry.adds_digit_values])
+def test_a_value_aware_digits_card_says_what_was_added_and_how_it_was_adapted(encoding: str, tmp_path: Path) -> None:
+    """Value-aware digits adapted with LoRA + NTL (``--pretrained``'s default): the card says the module is there,
+    the digit order and how it was adapted (before: "a text baseline ... the plain Llama")."""
+    arguments = _arguments(backbone="llama", number_encoding=encoding, pretrained=str(tmp_path), lora_r=4,
+                           number_token_loss="ntl", text_digit_order="units_first")
+    config = tiny_config("llama", encoding, text_digit_order="units_first")
+    card = build_model_card(arguments, {}, config, model_id="runs/v/final").text
+    assert "value-aware digits" in card and "text baseline" not in card and config.digits_features in card
+    assert "units first" in card and "with LoRA adapters of rank 4, merged into these weights and the number-token " \
+        "loss (ntl, weight 0.3)" in card
 
 def test_card_and_hub_arguments_are_checked() -> None:
     assert NumberTrainingArguments(output_dir="runs/lookup-fone", push_to_hub=True).hub_repo_id == "lookup-fone"

@@ -156,10 +156,17 @@ def _description(arguments: Mapping[str, Any], config: Any, base_model: str | No
         what = (f"A number-aware {spec.display_name} made with hf_numbers: every number in the text is one `[NUM]` "
                 f"token whose value enters the model through the `{encoding}` encoding, and a number head predicts "
                 "values.")
+    elif get_encoding(encoding).adds_digit_values:
+        what = (f"A number-aware {spec.display_name} made with hf_numbers, value-aware digits: numbers stay the "
+                "model's own digit tokens, in what it reads and what it writes, and at every digit token a small "
+                f"module adds the value of the digits read so far (`{config.digits_features}`) through a projection "
+                "that starts at zero.")
     else:
         what = (f"A text baseline made with hf_numbers: the tokenizer writes every number as ordinary tokens "
                 f"(`{encoding}`), the model is the plain {spec.display_name}, and a predicted number is parsed from "
                 "the text it writes.")
+    if getattr(config, "text_digit_order", None) == "units_first":
+        what += " Every number's digits reach it units first, and what it writes is turned back."
     text, sizes = config.get_text_config(), spec.size_fields  # a composed backbone's sizes are its text_config's
     shape = (f"{getattr(text, sizes.layers, None)} layers, width {getattr(text, sizes.hidden, None)}, "
              f"{getattr(text, sizes.heads, None)} heads")
@@ -169,10 +176,20 @@ def _description(arguments: Mapping[str, Any], config: Any, base_model: str | No
         source = hub if base_model else f"in the folder `{pretrained}`"
         frozen = (" with a frozen trunk (only the number module and the token head's own layers trained)"
                   if arguments.get("freeze_backbone") else "")
-        origin = f"Adapted from the pretrained {spec.display_name} {source}{frozen} ({shape})."
+        origin = f"Adapted from the pretrained {spec.display_name} {source}{frozen} ({shape}){_how(arguments)}."
     else:
         origin = f"Trained from scratch ({shape}, a tokenizer trained on the task's training texts)."
     return f"{what} {origin}"
+
+
+def _how(arguments: Mapping[str, Any]) -> str:
+    """How a pretrained model was adapted: LoRA (merged into the weights) and the number-token loss, where used."""
+    lora_r = arguments.get("lora_r")
+    parts = [f"LoRA adapters of rank {lora_r}, merged into these weights"] if lora_r else []
+    if arguments.get("number_token_loss") not in (None, "none"):
+        parts.append(f"the number-token loss ({arguments['number_token_loss']}, weight "
+                     f"{arguments.get('number_token_loss_weight')})")
+    return f", with {' and '.join(parts)}" if parts else ""
 
 
 def _data_section(arguments: Mapping[str, Any], task: str) -> str:
