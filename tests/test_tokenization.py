@@ -21,10 +21,12 @@ from hf_numbers import (
     BACKBONES,
     BYTE_LEVEL_BPE,
     METASPACE_BPE,
+    NUMBER_ENCODINGS_REGISTRY,
     WORDPIECE,
     NumberBertTokenizer,
     find_numbers,
     format_number,
+    get_encoding,
 )
 
 pytestmark = pytest.mark.smoke  # in the drift check's subset (scripts/check_latest.sh)
@@ -420,3 +422,17 @@ def test_number_mask_for_lists_arrays_and_tensors(name: str, tokenizers) -> None
     assert tok.number_mask(enc["input_ids"][0]).tolist() == expected  # tensor in, tensor out
     assert tok.number_mask(enc["input_ids"][0].tolist()).tolist() == expected
     assert tok.number_mask(enc["input_ids"][0].numpy()).dtype == bool
+
+
+@pytest.mark.parametrize("encoding", NUMBER_ENCODINGS_REGISTRY)
+def test_number_encoding_given_to_a_tokenizer_is_refused_with_the_options_it_needs(
+    encoding: str, plain_tokenizer_dirs: dict[str, Path]
+) -> None:
+    """``number_encoding=`` is the model's option: a tokenizer kept it silently and built the default ``[NUM]``
+    tokenizer, which the model then refused (a value-aware digits model asks for ``number_scheme='text'``)."""
+    name = next(iter(BACKBONES))
+    with pytest.raises(ValueError) as error:
+        BACKBONES[name].tokenizer_class.from_pretrained(plain_tokenizer_dirs[name], number_encoding=encoding)
+    options = get_encoding(encoding).tokenizer_options({})
+    assert f"number_encoding={encoding!r} is the model's option, not the tokenizer's" in str(error.value)
+    assert all(f"{key}={value!r}" in str(error.value) for key, value in options.items())

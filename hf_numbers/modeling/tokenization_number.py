@@ -86,6 +86,8 @@ class NumberTokenizerMixin(NumberDecodingMixin):
         number_output: str = "num_token",
         **kwargs: Any,
     ):
+        if "number_encoding" in kwargs:  # the model's option: the tokenizer would keep it silently and ignore it
+            raise ValueError(_encoding_is_the_models(kwargs["number_encoding"]))
         num_token = _take_saved_num_token(kwargs, num_token)
         super().__init__(*args, **kwargs)
         backend, special = self.backend_tokenizer, set(self.all_special_tokens)  # without tokenizer.json: only these
@@ -551,6 +553,20 @@ def _take_saved_num_token(kwargs: dict[str, Any], num_token: str | None) -> str:
     elif specific is not None:
         kwargs["model_specific_special_tokens"] = specific  # transformers' own error for a non-dict
     return "[NUM]" if num_token is None else num_token
+
+
+def _encoding_is_the_models(name: Any) -> str:
+    """The message for ``number_encoding=`` given to a tokenizer: the tokenizer options that encoding needs."""
+    from .encoding_registry import get_encoding  # only on this error: the registry imports the model classes
+
+    try:
+        options = get_encoding(name).tokenizer_options({})
+    except (KeyError, ValueError) as error:
+        return f"number_encoding is the model's option, not the tokenizer's (and {error})"
+    given = ", ".join(f"{key}={value!r}" for key, value in options.items())
+    needs = f"takes {given}" if given else "takes no option (one [NUM] token per number)"
+    return (f"number_encoding={name!r} is the model's option, not the tokenizer's; the tokenizer that encoding "
+            f"needs {needs}: hf_numbers.get_encoding({name!r}).tokenizer_options({{}})")
 
 
 def _refuse_bad_options(num_token: Any, number_scheme: Any, digit_order: Any, number_output: Any) -> None:
