@@ -1,8 +1,9 @@
 """LoRA for number models through PEFT: adapters on the trunk, the number module and number tokens trained whole.
 
 :func:`number_lora_config` builds the ``peft.LoraConfig``; :func:`save_adapter` and :func:`load_adapter` save
-an adapter and reload it onto the same adapted base. PEFT is optional (``pip install hf_numbers[peft]``).
-How to use it: docs/pretrained.md.
+an adapter and reload it onto the same adapted base; :class:`AdapterBase` writes what rebuilds that base beside
+every adapter a LoRA run saves (``final/adapter`` and each ``checkpoint-<step>``), and :func:`is_adapter_folder` tells
+such a folder. PEFT is optional (``pip install hf_numbers[peft]``). How to use it: docs/pretrained.md.
 
 Example:
     >>> from peft import get_peft_model  # doctest: +SKIP
@@ -13,8 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,17 +25,19 @@ from torch import nn
 from transformers import AutoConfig, AutoTokenizer
 from transformers.pytorch_utils import Conv1D
 
-from ..modeling import BACKBONES, NumberConfigFields
+from ..modeling import BACKBONES, NumberConfigFields, composable_model_types, composed_backbone
 from ..modeling.checks import NUMBER_MODULES
 from ..strict_json import write_json
 
-__all__ = ["ADAPTER_DIR", "BASE_FILE", "load_adapter", "number_lora_config", "require_peft", "save_adapter",
-           "trunk_linear_names"]
+__all__ = ["ADAPTER_DIR", "BASE_FILE", "AdapterBase", "base_source", "is_adapter_folder", "load_adapter",
+           "number_lora_config", "require_peft", "save_adapter", "trunk_linear_names"]
 
 ADAPTER_DIR = "adapter"
 """Where ``hf-numbers train --lora_r`` puts the adapter in ``final/``."""
 BASE_FILE = "number_base.json"
 """Beside the adapter: the pretrained folder (and GGUF file) its base was adapted from."""
+ADAPTER_CONFIG_FILE = "adapter_config.json"
+"""PEFT's file: what marks a folder as an adapter."""
 
 
 def require_peft() -> Any:
@@ -112,43 +117,157 @@ def _token_rows(model: nn.Module, token_ids: list[int]) -> dict[str, list[int]]:
     return rows
 
 
-def save_adapter(model: Any, tokenizer: Any, folder: str | Path, pretrained: str, gguf_file: str | None = None) -> None:
-    """Save a PEFT number model's adapter with what rebuilds its base: tokenizer, number config, pretrained source.
+def base_source(pretrained: str | os.PathLike | None) -> str | None:
+    """How an adapter records its ``--pretrained`` base: a local folder as an absolute path (so the adapter loads
+    from any working directory), anything else (a Hub id) as given; None for a new model.
+
+    Example:
+        >>> base_source("HuggingFaceTB/SmolLM2-135M")  # no such folder here: a Hub id
+        'HuggingFaceTB/SmolLM2-135M'
+        >>> base_source(".") == os.getcwd()
+        True
+    """
+    if pretrained is None:
+        return None
+    return os.path.abspath(pretrained) if os.path.isdir(pretrained) else str(pretrained)
+
+
+@dataclass
+class AdapterBase:
+    """What rebuilds a PEFT number model's base, saved beside its adapter: the number config (``config.json``)
+    and the pretrained source (:data:`BASE_FILE`). ``hf-numbers train --lora_r`` saves it into every
+    ``checkpoint-<step>`` (``save_with``) and ``final/adapter`` (:func:`save_adapter`), so
+    :func:`load_adapter` loads any of them.
+
+    Creating it records the base in the adapter's config too (``base_model_name_or_path`` of
+    ``adapter_config.json``, which PEFT writes with the adapter).
+
+    Example:
+        >>> base = AdapterBase(peft_model, "models/smollm2")  # doctest: +SKIP
+        >>> train_model(peft_model, data, collator, args, save_with=(tokenizer, base))  # doctest: +SKIP
+    """
+
+    model: Any
+    pretrained: str | None
+    gguf_file: str | None = None
+
+    def __post_init__(self) -> None:
+        self.pretrained = base_source(self.pretrained)
+        for config in self.model.peft_config.values():
+            config.base_model_name_or_path = self.pretrained
+
+    def save_pretrained(self, folder: str | Path) -> None:
+        """Write ``config.json`` (the base's number config) and :data:`BASE_FILE` into ``folder``."""
+        folder = Path(folder)
+        self.model.get_base_model().config.to_json_file(folder / "config.json")
+        write_json(folder / BASE_FILE, {"pretrained": self.pretrained, "gguf_file": self.gguf_file})
+
+
+def is_adapter_folder(folder: str | Path) -> bool:
+    """Whether ``folder`` holds a PEFT adapter (``adapter_config.json``) rather than a whole model: ``final/adapter``
+    or a ``checkpoint-<step>`` of a LoRA run.
+
+    Example:
+        >>> is_adapter_folder("/nonexistent")
+        False
+    """
+    return (Path(folder) / ADAPTER_CONFIG_FILE).is_file() and not any(
+        (Path(folder) / name).is_file() for name in ("model.safetensors", "model.safetensors.index.json")
+    )
+
+
+def save_adapter(
+    model: Any, tokenizer: Any, folder: str | Path, pretrained: str | None, gguf_file: str | None = None
+) -> None:
+    """Save a PEFT number model's adapter with what rebuilds its base: tokenizer, number config, pretrained source
+    (a local folder as an absolute path, :func:`base_source`).
 
     Example:
         >>> save_adapter(peft_model, tokenizer, "runs/x/final/adapter", "smollm2", "model.gguf")  # doctest: +SKIP
     """
     folder = Path(folder)
+    base = AdapterBase(model, pretrained, gguf_file)  # first: it names the base in adapter_config.json too
     # adapter_config.json, adapter_model.safetensors; the new token rows are in it (trainable tokens), not the
     # whole resized embedding matrix PEFT would add
     model.save_pretrained(folder, save_embedding_layers=False)
     tokenizer.save_pretrained(folder)
-    model.get_base_model().config.to_json_file(folder / "config.json")
-    write_json(folder / BASE_FILE, {"pretrained": str(pretrained), "gguf_file": gguf_file})
+    base.save_pretrained(folder)
 
 
-def load_adapter(folder: str | Path, pretrained: str | None = None) -> Any:
-    """The ``PeftModel`` of an adapter saved by :func:`save_adapter` (``final/adapter`` of a LoRA run).
+def load_adapter(folder: str | Path, pretrained: str | os.PathLike | None = None) -> Any:
+    """The ``PeftModel`` of an adapter saved by :func:`save_adapter` or :class:`AdapterBase` (``final/adapter`` or a
+    ``checkpoint-<step>`` of a LoRA run).
 
     The base is adapted again from the pretrained folder that :data:`BASE_FILE` names (or ``pretrained``,
     where it has moved) with the saved number config; the number module and the new token rows come
-    from the adapter, so the outputs equal the trained model's.
+    from the adapter, so the outputs equal the trained model's. A recorded folder that is gone is a
+    ``ValueError`` naming it.
 
     Example:
         >>> model = load_adapter("runs/smollm2-fone/final/adapter")  # doctest: +SKIP
+        >>> model = load_adapter("runs/smollm2-fone/checkpoint-200", pretrained="models/smollm2")  # doctest: +SKIP
     """
     peft = require_peft()
     folder = Path(folder)
-    if not (folder / BASE_FILE).is_file():
-        raise ValueError(f"{folder} lacks {BASE_FILE}: it is not an adapter saved by hf_numbers (save_adapter)")
-    base = json.loads((folder / BASE_FILE).read_text())
+    base = _read_base(folder)
     config = AutoConfig.from_pretrained(folder)
-    spec = next((spec for spec in BACKBONES.values() if isinstance(config, spec.config_class)), None)
-    if spec is None:
-        raise ValueError(f"{folder}/config.json is a {type(config).__name__}, not a number model's config")
+    model_class = _number_model_class(config, folder)
     tokenizer = AutoTokenizer.from_pretrained(folder)
     fields = {field.name: getattr(config, field.name) for field in dataclasses.fields(NumberConfigFields)}
-    model = spec.model_class.from_pretrained_backbone(
-        pretrained or base["pretrained"], tokenizer, gguf_file=base["gguf_file"], **fields
-    )
+    source = _base_to_load(folder, base["pretrained"], pretrained)
+    try:
+        model = model_class.from_pretrained_backbone(source, tokenizer, gguf_file=base["gguf_file"], **fields)
+    except OSError as error:
+        if os.path.isdir(source):  # the folder is there: its own problem, told as it is
+            raise
+        raise ValueError(
+            f"the base of the adapter {folder}, {source!r}, is neither a folder here nor a model that could be "
+            f"loaded from the Hub ({error}); pass the pretrained folder it was adapted from: "
+            f"load_adapter({str(folder)!r}, pretrained=...)"
+        ) from error
     return peft.PeftModel.from_pretrained(model, folder)
+
+
+def _read_base(folder: Path) -> dict[str, Any]:
+    """:data:`BASE_FILE` of ``folder``; ``ValueError`` saying what the folder is where it is missing."""
+    if not (folder / BASE_FILE).is_file():
+        if (folder / ADAPTER_CONFIG_FILE).is_file():
+            raise ValueError(
+                f"{folder} holds a LoRA adapter without {BASE_FILE} (a checkpoint of a LoRA run of an earlier "
+                "hf_numbers): its number base cannot be rebuilt from it; use the run's final/ (the merged model) or "
+                "final/adapter, or resume the run from it (--resume_from_checkpoint)"
+            )
+        raise ValueError(f"{folder} lacks {BASE_FILE}: it is not an adapter saved by hf_numbers (save_adapter)")
+    return json.loads((folder / BASE_FILE).read_text())
+
+
+def _number_model_class(config: Any, folder: Path) -> type:
+    """The number model class of ``config``: a row of the backbone table, or the class holding its language model
+    by composition (any causal or masked LM of transformers); ``ValueError`` for any other config."""
+    specs = list(BACKBONES.values())
+    model_type = getattr(config.get_text_config(), "model_type", None)
+    if isinstance(config, NumberConfigFields) and model_type in composable_model_types():
+        specs.append(composed_backbone(model_type))
+    spec = next((spec for spec in specs if type(config) is spec.config_class), None)
+    if spec is None:
+        raise ValueError(f"{folder}/config.json is a {type(config).__name__}, not a number model's config")
+    return spec.model_class
+
+
+def _base_to_load(folder: Path, recorded: str | None, given: str | os.PathLike | None) -> str:
+    """The base to adapt: ``given``, else the recorded one; ``ValueError`` where that is a folder no longer there
+    (an absolute path: how :func:`base_source` records a local folder) or where no base was recorded."""
+    if given is not None:
+        return str(given)
+    if recorded is None:
+        raise ValueError(
+            f"{folder}/{BASE_FILE} records no pretrained base (the LoRA run trained a new model): the adapter "
+            "cannot be rebuilt; use the run's final/ (the merged model)"
+        )
+    if os.path.isabs(recorded) and not os.path.isdir(recorded):
+        raise ValueError(
+            f"the pretrained folder {recorded} that the adapter {folder} was adapted from ({BASE_FILE}) does not "
+            f"exist: pass where it is now, load_adapter({str(folder)!r}, pretrained=...), or write that path into "
+            f"{folder / BASE_FILE}"
+        )
+    return recorded

@@ -36,7 +36,7 @@ from .builders import (
 from .checkpoints import replace_folder
 from .hub import create_hub_repo, push_folder
 from .loop import check_run, make_accelerator, train_model
-from .lora import ADAPTER_DIR, save_adapter
+from .lora import ADAPTER_DIR, AdapterBase, is_adapter_folder, load_adapter, save_adapter
 from .model_card import build_model_card, card_example
 from .number_token_loss import NumberTokenLoss
 from .reporting import metric_values
@@ -83,9 +83,11 @@ def _run_training(args: NumberTrainingArguments, accelerator: Accelerator) -> di
     number_token_loss = None
     if args.number_token_loss != "none":
         number_token_loss = NumberTokenLoss(tokenizer, model.config.vocab_size, causal=args.causal)
+    # a LoRA run's checkpoint-<step> holds what rebuilds its base, as final/adapter does (load_adapter, evaluate)
+    save_with = (tokenizer, AdapterBase(model, args.pretrained, args.gguf_file)) if args.lora_r else (tokenizer,)
     model, result = train_model(
         model, tokenized["train"], make_collator(args, tokenizer), args, tokenized.get("validation"),
-        accelerator=accelerator, save_with=(tokenizer,), number_token_loss=number_token_loss,
+        accelerator=accelerator, save_with=save_with, number_token_loss=number_token_loss,
     )
     final = Path(args.output_dir) / FINAL_DIR
     summary: dict[str, Any] = {
@@ -128,8 +130,10 @@ def _run_training(args: NumberTrainingArguments, accelerator: Accelerator) -> di
 def load_trained(path: str | Path) -> tuple[Any, Any]:
     """Load a folder written by :func:`run_training` with the Auto classes: model and tokenizer.
 
-    ``ValueError`` when ``path`` is not a local folder (nothing is downloaded), when its parts do not
-    belong together (:func:`~hf_numbers.check_tokenizer_matches`) or when one is incomplete.
+    The adapter folders of a LoRA run (its ``checkpoint-<step>`` folders, ``final/adapter``) load as their base
+    with the adapter merged (:func:`~hf_numbers.training.lora.load_adapter`). ``ValueError`` when ``path`` is not
+    a local folder (nothing is downloaded), when its parts do not belong together
+    (:func:`~hf_numbers.check_tokenizer_matches`) or when one is incomplete.
 
     Example:
         >>> model, tokenizer = load_trained("runs/demo/final")  # doctest: +SKIP
@@ -151,7 +155,8 @@ def load_trained(path: str | Path) -> tuple[Any, Any]:
             "length limit, the default number token and scheme options); save the tokenizer there again "
             "(tokenizer.save_pretrained)"
         )
-    model = AutoModel.from_pretrained(path)
+    # the base adapted again from its pretrained folder, with the adapter merged: what final/ holds
+    model = load_adapter(folder).merge_and_unload() if is_adapter_folder(folder) else AutoModel.from_pretrained(path)
     tokenizer = AutoTokenizer.from_pretrained(path)
     check_tokenizer_matches(model, tokenizer)
     return model, tokenizer
