@@ -28,18 +28,24 @@ import transformers
 from huggingface_hub.utils import validate_repo_id
 from tqdm.contrib.logging import logging_redirect_tqdm
 from transformers import HfArgumentParser, pipeline
+from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+from transformers.utils import CONFIG_NAME
 
 from hf_numbers_launcher import HELP_FLAGS, renamed_hint, usage
 
 from .cli_help import GroupedArgumentParser, PlainHelpParser
 from .data import TASKS, load_task, parse_task_options, save_task, task_name
 from .evaluation import compute_number_metrics, evaluate_splits, format_metrics_table
+from .modeling import NumberConfigFields
 from .modeling.hub_card import CARD_FILE
 from .strict_json import write_json
 from .training import NumberTrainingArguments, build_dataset, load_trained, run_training
+from .training.arguments import check_pretrained_tokenizer
+from .training.builders import BosTokenError
+from .training.checkpoints import checkpoint_step
 from .training.loop import check_run
 from .training.model_card import model_card_from_run, run_folders
-from .training.run_folder import RunFolderInUseError
+from .training.run_folder import FINAL_DIR, RUN_MARKER, RunFolderInUseError
 
 DEMO_ARGS = [
     "--task",
@@ -168,6 +174,8 @@ def parse_train_args(argv: Sequence[str], prog: str = "hf-numbers train") -> Num
         parser.error(f"unrecognized arguments: {' '.join(unknown)}{renamed_hint(unknown)}")
     try:
         check_run(args)
+        if args.pretrained:
+            check_pretrained_tokenizer(args.pretrained, args.gguf_file)
     except ValueError as error:
         parser.error(str(error))
     return args
@@ -179,8 +187,8 @@ def _train(argv: Sequence[str]) -> dict:
     try:
         with logging_redirect_tqdm(loggers=[logging.getLogger("hf_numbers")]):  # log lines above the progress bar
             summary = run_training(args)
-    except RunFolderInUseError as error:  # another run holds --output_dir: refused before anything was written
-        train_parser().error(str(error))
+    except (RunFolderInUseError, BosTokenError) as error:  # another run holds --output_dir, or the --pretrained
+        train_parser().error(str(error))  # tokenizer cannot take --add_bos_token: refused before any training
     if "metrics" in summary:  # the main process: it evaluated and saved
         print(f"\nResults after {summary['steps']} steps (final training loss {summary['last_train_loss']:.4f}):")
         print(format_metrics_table(summary["metrics"]))
@@ -233,11 +241,43 @@ def evaluate_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_model_folder(parser: argparse.ArgumentParser, checkpoint: str) -> None:
+    """A usage error for a ``--checkpoint`` folder that holds no hf_numbers model: a run folder (pass its final/ or
+    a checkpoint-<step>/), or a plain transformers checkpoint (its base model is scored by ``hf-numbers train``).
+    Other problems (no folder, no tokenizer) are :func:`load_trained`'s to name."""
+    folder = Path(checkpoint)
+    if not folder.is_dir():
+        return
+    config_file = folder / CONFIG_NAME
+    if not config_file.is_file():
+        models = [sub for sub in folder.iterdir() if sub.is_dir() and checkpoint_step(sub) is not None]
+        models = ([folder / FINAL_DIR] if (folder / FINAL_DIR).is_dir() else []) + sorted(models, key=checkpoint_step)
+        if models:
+            parser.error(f"{folder} is a run folder; pass {folder / FINAL_DIR} or one of its checkpoint-<step> "
+                         f"folders (here: {', '.join(str(model) for model in models)})")  # fmt: skip
+        if (folder / RUN_MARKER).is_file():
+            parser.error(f"{folder} is a run folder with no model yet (no {FINAL_DIR}/ nor checkpoint-<step>/ in it); "
+                         "evaluate its final/ once the run has finished")  # fmt: skip
+        return
+    model_type = _json_object(parser, config_file, "the model config").get("model_type")
+    config_class = CONFIG_MAPPING[model_type] if isinstance(model_type, str) and model_type in CONFIG_MAPPING else None
+    if config_class is None or not issubclass(config_class, NumberConfigFields):
+        parser.error(
+            f"{folder} is not an hf_numbers checkpoint: its {CONFIG_NAME} is a plain model of model_type "
+            f"{model_type!r}, with no number encoding. `hf-numbers evaluate` scores a folder written by "
+            f"`hf-numbers train` (<output_dir>/final or <output_dir>/checkpoint-<step>); the base model itself is "
+            f"scored with `hf-numbers train --pretrained {folder} --number_encoding text --max_steps 0 --task ... "
+            "--output_dir ...` (text encoding: its own digit tokens, nothing added; --max_steps 0: evaluated "
+            "untrained, docs/pretrained.md)"
+        )
+
+
 def _evaluate(argv: Sequence[str]) -> None:
     parser = evaluate_parser()
     args = parser.parse_args(argv)
     if not (args.task or args.data_dir):
         parser.error("give --task or --data_dir")
+    _check_model_folder(parser, args.checkpoint)
     record = Path(args.checkpoint).parent / "training_args.json"
     trained = _json_object(parser, record, "the run's training arguments") if record.is_file() else {}
     if args.max_length is None:

@@ -25,6 +25,7 @@ import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from accelerate.tracking import get_available_trackers
@@ -46,6 +47,7 @@ from ..modeling import (
     get_backbone,
     get_encoding,
 )
+from ..modeling.encoding_config import coerce_option, option_owners, own_options
 from .sharding import SWITCH_WORDS, parse_fsdp
 
 PRECISIONS = ("no", "fp16", "bf16", "auto")
@@ -80,6 +82,46 @@ number-token loss. On SmolLM2 + LoRA they lead its digit tokens alone on 6-digit
 against 70.6 / 70.2 / 73.6%, training seeds 0 / 2 / 3) and on the next hourly temperature (test MSE 0.170 / 0.182
 against 0.186 / 0.191, seeds 0 / 2), and trail on 3-digit multiplication (34.8 / 33.6 / 32.6% within 1% against
 34.6 / 36.8 / 39.2%): two tasks of three (docs/pretrained.md)."""
+
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json", "vocab.txt",
+                   "spiece.model", "sentencepiece.bpe.model")  # fmt: skip
+"""The files a tokenizer of transformers loads from: a ``--pretrained`` folder without a GGUF file needs one of them."""
+
+
+def check_gguf_file(folder: str, gguf_file: str | None) -> None:
+    """``ValueError`` naming both where ``gguf_file`` is not in the ``--pretrained`` folder (listing the folder's GGUF
+    files): transformers would look for it on the Hub. A path that is no folder is left to ``check_run``, which says so.
+
+    Example:
+        >>> check_gguf_file("path/to/smollm2", "SmolLM2.Q4_1.gguf")  # doctest: +SKIP
+    """
+    path = Path(folder)
+    if gguf_file and path.is_dir() and not (path / gguf_file).is_file():
+        present = ", ".join(sorted(file.name for file in path.glob("*.gguf"))) or "none"
+        raise ValueError(f"gguf_file {gguf_file!r} is not in the --pretrained folder {folder} (its GGUF files: "
+                         f"{present}); a local file is needed, nothing is downloaded")  # fmt: skip
+
+
+def check_pretrained_tokenizer(folder: str, gguf_file: str | None = None) -> None:
+    """``ValueError`` naming ``folder`` where a ``--pretrained`` folder holds no tokenizer file
+    (:data:`TOKENIZER_FILES`; a GGUF file holds its own), before the tokenizer is loaded: transformers would try to
+    convert one from nothing.
+    ``hf-numbers train`` checks it with the arguments, ``build_tokenizer`` before loading.
+
+    Example:
+        >>> check_pretrained_tokenizer("path/to/weights-only")  # doctest: +SKIP
+        Traceback (most recent call last):
+        ...
+        ValueError: the --pretrained folder path/to/weights-only has no tokenizer (...)
+    """
+    path = Path(folder)
+    if gguf_file or not path.is_dir() or any((path / name).is_file() for name in TOKENIZER_FILES):
+        return
+    raise ValueError(
+        f"the --pretrained folder {folder} has no tokenizer (none of {', '.join(TOKENIZER_FILES)}): save the "
+        "backbone's tokenizer there (tokenizer.save_pretrained), or name a GGUF file of the folder with --gguf_file"
+    )
 
 
 def plain_text_config(folder: str, gguf_file: str | None = None) -> Any:
@@ -460,6 +502,8 @@ class NumberTrainingArguments:
     def __post_init__(self) -> None:
         if self.task not in TASKS:
             raise ValueError(f"task={self.task!r} is unknown; allowed: {', '.join(TASKS)}")
+        if self.pretrained:  # before its config is read: a GGUF file that is not there reads as no config
+            check_gguf_file(self.pretrained, self.gguf_file)
         if self.backbone is None and self.pretrained:  # else the task's recommendation, or the default
             self.backbone = backbone_of_folder(self.pretrained, self.gguf_file)
         self._fill_recommended()
@@ -481,6 +525,7 @@ class NumberTrainingArguments:
         for conflict, message in CONFLICTS:
             if conflict(self):
                 raise ValueError(message(self))
+        self._check_encoding_options()
         options = self.task_generator_options()  # fail early on a malformed name=value
         if not self.data_dir:  # or on an option the generator lacks
             check_task_options(self.task, options)
@@ -553,6 +598,25 @@ class NumberTrainingArguments:
         """The task's name: the one ``make-data`` recorded next to ``data_dir``, else ``task``."""
         return task_name(self.task, self.data_dir)
 
+    def _check_encoding_options(self) -> None:
+        """The chosen encoding's options given here, checked by the encoding itself (``validate_options``, as the
+        model's config will) before any work, where the data cannot change the verdict: every option the encoding
+        fits to the data is given, or it fits none (``digits_features``, ``text_digit_order``, ``bittokens_head``).
+
+        The config's fields that come from the tokenizer and the backbone (number and digit token ids, a
+        ``--pretrained`` width) are checked when the model is built; here they take values that pass.
+        """
+        encoding = get_encoding(self.number_encoding)
+        given = {option.name: coerce_option(option, getattr(self, option.name))
+                 for option in encoding.options if getattr(self, option.name) is not None}  # fmt: skip
+        if not given or any(option.fitted and option.name not in given for option in encoding.options):
+            return
+        defaults = {option.name: option.default for option in encoding_options()}  # a config reads any option
+        encoding.validate_options(SimpleNamespace(
+            **defaults | given, number_encoding=self.number_encoding, num_token_ids=[], digit_tokens=[[0, 0, 1, 1]],
+            vocab_size=1, hidden_size=math.inf if self.pretrained else self.hidden_size,
+        ))  # fmt: skip
+
     def _fill_encoding_defaults(self, adapting: bool) -> None:
         """``number_encoding`` and ``number_token_loss`` where not given: :data:`PRETRAINED_RECIPE` when ``adapting``
         a ``--pretrained`` causal LM (``ntl`` only where the encoding writes digits), else xval and none."""
@@ -620,6 +684,23 @@ def _writes_own_digits(encoding: str) -> bool:
     return encoding in NUMBER_ENCODINGS and get_encoding(encoding).tokenizer_options({}).get("number_scheme") == "text"
 
 
+def _ignored_digit_options(args: Any) -> list[str]:
+    """Options given of the encodings that write the backbone's own digits (``text_digit_order``, ``digits_*``)
+    that the chosen encoding does not take (it would ignore them), each with the encodings that do."""
+    own = own_options(args.number_encoding)
+    return [f"{option.name} (an option of {', '.join(option_owners(option.name))})" for option in encoding_options()
+            if getattr(args, option.name) is not None and option.name not in own
+            and all(_writes_own_digits(owner) for owner in option_owners(option.name))]  # fmt: skip
+
+
+def _ignored_digit_options_message(args: Any) -> str:
+    names = _ignored_digit_options(args)
+    it = "them" if len(names) > 1 else "it"
+    return (f"{'; '.join(names)}: not for number_encoding {args.number_encoding!r}, which would ignore {it} (its "
+            f"options: {', '.join(own_options(args.number_encoding)) or 'none'}); drop {it} or choose an encoding "
+            f"that takes {it}")
+
+
 CHOICES = {"mixed_precision": PRECISIONS, "number_token_init": NUMBER_TOKEN_INITS, "number_output": NUMBER_OUTPUTS,
            "number_token_loss": NUMBER_TOKEN_LOSSES}
 """Arguments that name one of a few choices."""
@@ -668,6 +749,7 @@ CONFLICTS: tuple[tuple[Callable[[Any], Any], Callable[[Any], str]], ...] = (
      lambda a: f"number_token_loss {a.number_token_loss} scores digit tokens; number_encoding {a.number_encoding!r} "
                f"writes numbers as [NUM] tokens and has its own number loss. Use a text encoding "
                f"({', '.join(n for n in NUMBER_ENCODINGS if not _has_module(n))})"),
+    (_ignored_digit_options, _ignored_digit_options_message),
     (lambda a: a.fsdp_cpu_offload and not a.fsdp,
      lambda a: "fsdp_cpu_offload offloads the shards of --fsdp; it needs --fsdp true"),
     (lambda a: a.text_only and a.completion_only,

@@ -27,7 +27,7 @@ from ..data.tasks import TASK_FILE
 from ..data.tokenizer_training import train_number_tokenizer
 from ..modeling import NumberScaling, get_encoding
 from .alignment import align_number_module
-from .arguments import NumberTrainingArguments, plain_text_config
+from .arguments import NumberTrainingArguments, check_pretrained_tokenizer, plain_text_config
 from .lora import number_lora_config, require_peft
 
 logger = logging.getLogger(__name__)
@@ -97,6 +97,7 @@ def build_tokenizer(args: NumberTrainingArguments, dataset: DatasetDict) -> Any:
     if args.number_output != "num_token":
         options["number_output"] = args.number_output
     if args.pretrained:
+        check_pretrained_tokenizer(args.pretrained, args.gguf_file)  # not transformers' "convert a slow tokenizer"
         tokenizer = args.backbone_spec.tokenizer_class.from_pretrained(
             args.pretrained, gguf_file=args.gguf_file, **options
         )
@@ -125,9 +126,14 @@ def bos_choice(add_bos_token: bool | None, tokenizer: Any) -> bool | None:
     return None if tokenizer("1")["input_ids"][:1] == [tokenizer.bos_token_id] else True
 
 
+class BosTokenError(ValueError):
+    """``add_bos_token`` asks what the ``--pretrained`` tokenizer cannot do (it has no BOS token, or ignores the
+    setting): a bad argument, which ``hf-numbers train`` answers with a usage error."""
+
+
 def set_bos(tokenizer: Any, add: bool | None, source: str) -> None:
     """Make ``tokenizer`` start every text with its BOS token (``add``) or not, and check that it does; None: the
-    default of :func:`bos_choice`.
+    default of :func:`bos_choice`. :class:`BosTokenError` naming ``source`` where it cannot.
 
     Example:
         >>> set_bos(smollm2_tokenizer, True, "SmolLM2")  # doctest: +SKIP
@@ -136,11 +142,13 @@ def set_bos(tokenizer: Any, add: bool | None, source: str) -> None:
     if add is None:
         return
     if add and tokenizer.bos_token_id is None:
-        raise ValueError(f"add_bos_token: the tokenizer of {source} has no BOS token")
+        raise BosTokenError(f"add_bos_token=True: the tokenizer of {source} has no BOS token (no bos_token); drop "
+                            "--add_bos_token, or pass --add_bos_token false")  # fmt: skip
     tokenizer.add_bos_token = add  # transformers rebuilds the template, which tokenizer.json then keeps
     starts = tokenizer("1")["input_ids"][:1] == [tokenizer.bos_token_id]
     if starts != add:
-        raise ValueError(f"add_bos_token={add}: the tokenizer of {source} ({type(tokenizer).__name__}) did not take it")
+        raise BosTokenError(f"add_bos_token={add}: the tokenizer of {source} ({type(tokenizer).__name__}) did not "
+                            "take it; drop --add_bos_token to leave it as it is")  # fmt: skip
 
 
 def encoding_options_for(args: NumberTrainingArguments, dataset: DatasetDict | None = None) -> dict[str, Any]:
