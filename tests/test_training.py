@@ -354,7 +354,8 @@ def test_encoding_options_are_fitted_to_the_data_unless_given() -> None:
         "fone_int_digits": 9
     }
     assert encoding_options_for(tiny_args(number_encoding="exponent", exponent_num_bins=8)) == {"exponent_num_bins": 8}
-    assert encoding_options_for(tiny_args(number_encoding="xval", fone_int_digits=9), dataset) == {}
+    with pytest.raises(ValueError, match=r"fone_int_digits \(an option of fone\): not for number_encoding 'xval'"):
+        tiny_args(number_encoding="xval", fone_int_digits=9)  # it would be ignored
 
 
 @pytest.mark.parametrize(("backbone", "encoding"), [(CAUSAL[0], "text"), (CAUSAL[0], "xval"), (MASKED[0], "fone")])

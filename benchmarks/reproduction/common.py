@@ -36,7 +36,7 @@ QUICK = [
     "--eval_size",
     "16",
     "--hidden_size",
-    "32",
+    "128",  # the narrowest that every row's encoding takes (BitTokens' zero_pad writes 128 bits into it)
     "--num_layers",
     "1",
     "--num_heads",

@@ -684,17 +684,16 @@ def _writes_own_digits(encoding: str) -> bool:
     return encoding in NUMBER_ENCODINGS and get_encoding(encoding).tokenizer_options({}).get("number_scheme") == "text"
 
 
-def _ignored_digit_options(args: Any) -> list[str]:
-    """Options given of the encodings that write the backbone's own digits (``text_digit_order``, ``digits_*``)
-    that the chosen encoding does not take (it would ignore them), each with the encodings that do."""
+def _ignored_options(args: Any) -> list[str]:
+    """Encoding options given that the chosen encoding does not take (it would ignore them: ``--text_digit_order``
+    or ``--fone_int_digits`` with xval), each with the encodings that do."""
     own = own_options(args.number_encoding)
     return [f"{option.name} (an option of {', '.join(option_owners(option.name))})" for option in encoding_options()
-            if getattr(args, option.name) is not None and option.name not in own
-            and all(_writes_own_digits(owner) for owner in option_owners(option.name))]  # fmt: skip
+            if getattr(args, option.name) is not None and option.name not in own]  # fmt: skip
 
 
-def _ignored_digit_options_message(args: Any) -> str:
-    names = _ignored_digit_options(args)
+def _ignored_options_message(args: Any) -> str:
+    names = _ignored_options(args)
     it = "them" if len(names) > 1 else "it"
     return (f"{'; '.join(names)}: not for number_encoding {args.number_encoding!r}, which would ignore {it} (its "
             f"options: {', '.join(own_options(args.number_encoding)) or 'none'}); drop {it} or choose an encoding "
@@ -749,7 +748,7 @@ CONFLICTS: tuple[tuple[Callable[[Any], Any], Callable[[Any], str]], ...] = (
      lambda a: f"number_token_loss {a.number_token_loss} scores digit tokens; number_encoding {a.number_encoding!r} "
                f"writes numbers as [NUM] tokens and has its own number loss. Use a text encoding "
                f"({', '.join(n for n in NUMBER_ENCODINGS if not _has_module(n))})"),
-    (_ignored_digit_options, _ignored_digit_options_message),
+    (_ignored_options, _ignored_options_message),
     (lambda a: a.fsdp_cpu_offload and not a.fsdp,
      lambda a: "fsdp_cpu_offload offloads the shards of --fsdp; it needs --fsdp true"),
     (lambda a: a.text_only and a.completion_only,
