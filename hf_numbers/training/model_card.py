@@ -160,7 +160,7 @@ def _description(arguments: Mapping[str, Any], config: Any, base_model: str | No
         what = (f"A number-aware {spec.display_name} made with hf_numbers, value-aware digits: numbers stay the "
                 "model's own digit tokens, in what it reads and what it writes, and at every digit token a small "
                 f"module adds the value of the digits read so far (`{config.digits_features}`) through a projection "
-                "that starts at zero.")
+                f"that {'starts at zero' if config.digits_zero_start else 'starts at a random draw, not zero'}.")
     else:
         what = (f"A text baseline made with hf_numbers: the tokenizer writes every number as ordinary tokens "
                 f"(`{encoding}`), the model is the plain {spec.display_name}, and a predicted number is parsed from "
