@@ -266,9 +266,9 @@ def _check_model_folder(parser: argparse.ArgumentParser, checkpoint: str) -> Non
             f"{folder} is not an hf_numbers checkpoint: its {CONFIG_NAME} is a plain model of model_type "
             f"{model_type!r}, with no number encoding. `hf-numbers evaluate` scores a folder written by "
             f"`hf-numbers train` (<output_dir>/final or <output_dir>/checkpoint-<step>); the base model itself is "
-            f"scored with `hf-numbers train --pretrained {folder} --number_encoding text --max_steps 0 --task ... "
-            "--output_dir ...` (text encoding: its own digit tokens, nothing added; --max_steps 0: evaluated "
-            "untrained, docs/pretrained.md)"
+            f"scored with `hf-numbers train --pretrained {folder} --number_encoding text --number_token_loss none "
+            "--add_bos_token false --max_steps 0 --task ... --output_dir ...` (its own digit tokens, nothing added; "
+            "--max_steps 0: evaluated untrained, docs/pretrained.md)"
         )
 
 
@@ -278,8 +278,10 @@ def _evaluate(argv: Sequence[str]) -> None:
     if not (args.task or args.data_dir):
         parser.error("give --task or --data_dir")
     _check_model_folder(parser, args.checkpoint)
-    record = Path(args.checkpoint).parent / "training_args.json"
-    trained = _json_object(parser, record, "the run's training arguments") if record.is_file() else {}
+    # the run's record: beside final/ and checkpoint-<step>/, or two up from final/adapter
+    records = [folder / "training_args.json" for folder in Path(args.checkpoint).resolve().parents[:2]]
+    record = next((record for record in records if record.is_file()), None)
+    trained = _json_object(parser, record, "the run's training arguments") if record else {}
     if args.max_length is None:
         args.max_length = trained.get("max_length", 128)
     try:

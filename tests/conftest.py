@@ -25,6 +25,7 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+@pytest.hookimpl(optionalhook=True)  # known only where xdist is loaded (not under -p no:xdist)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto`` (pyproject's addopts): a worker per core, at most 4 (each holds its own torch and fixtures)."""
     return max(1, min(_cores(), 4))

@@ -67,7 +67,8 @@ def test_evaluate_refuses_a_plain_transformers_checkpoint_and_says_how_its_base_
     plain = folders["plain"]
     err = _usage_error(["evaluate", "--checkpoint", str(plain), "--task", "lookup"], capsys, "evaluate")
     assert f"{plain} is not an hf_numbers checkpoint" in err and "model_type 'qwen2'" in err
-    assert f"hf-numbers train --pretrained {plain} --number_encoding text --max_steps 0" in err
+    assert (f"hf-numbers train --pretrained {plain} --number_encoding text --number_token_loss none "
+            "--add_bos_token false --max_steps 0") in err
 
 
 def test_evaluate_refuses_a_run_folder_naming_the_model_folders_in_it(

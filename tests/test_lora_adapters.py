@@ -60,8 +60,12 @@ def lora_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
         train_size=32, eval_size=8, per_device_train_batch_size=4, disable_tqdm=True, use_cpu=True,
         output_dir=str(root / "run"),
     )  # fmt: skip
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    run_training(args)
+    try:
+        run_training(args)
+    finally:
+        torch.set_num_threads(threads)  # the worker's share again (tests/conftest.py)
     return root / "run"
 
 

@@ -251,7 +251,6 @@ def test_base_model_license_and_a_masked_model(tmp_path: Path) -> None:
     assert "pipe('x = 1.5 and y =', max_new_tokens=16)" in text.text and "no number scaling" in text.text
 
 
-
 @pytest.mark.parametrize("encoding", [name for name, entry in NUMBER_ENCODINGS_REGISTRY.items()
                                       if entry.adds_digit_values])
 def test_a_value_aware_digits_card_says_what_was_added_and_how_it_was_adapted(encoding: str, tmp_path: Path) -> None:
@@ -262,8 +261,9 @@ def test_a_value_aware_digits_card_says_what_was_added_and_how_it_was_adapted(en
     config = tiny_config("llama", encoding, text_digit_order="units_first")
     card = build_model_card(arguments, {}, config, model_id="runs/v/final").text
     assert "value-aware digits" in card and "text baseline" not in card and config.digits_features in card
-    assert "units first" in card and "with LoRA adapters of rank 4, merged into these weights and the number-token " \
-        "loss (ntl, weight 0.3)" in card
+    adapted = "with LoRA adapters of rank 4 (merged into these weights) and the number-token loss (ntl, weight 0.3)"
+    assert "units first" in card and adapted in card
+
 
 def test_card_and_hub_arguments_are_checked() -> None:
     assert NumberTrainingArguments(output_dir="runs/lookup-fone", push_to_hub=True).hub_repo_id == "lookup-fone"

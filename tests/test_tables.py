@@ -86,7 +86,7 @@ def run_tests_with_the_throwaway_encoding(tmp_path: Path) -> tuple[subprocess.Co
     """pytest in a fresh interpreter with ``-p throwaway_encoding``; its result and its JUnit report."""
     report = tmp_path / "report.xml"
     python_path = os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))
-    command = [sys.executable, "-m", "pytest", "-p", "throwaway_encoding", "-p", "no:cacheprovider", "-q",
+    command = [sys.executable, "-m", "pytest", "-p", "throwaway_encoding", "-p", "no:cacheprovider", "-q", "-n", "0",
                "--basetemp", str(tmp_path / "basetemp"), "--junitxml", str(report), "-k", SELECTION,
                *(str(TESTS / name) for name in MATRIX_FILES)]  # fmt: skip
     result = subprocess.run(command, cwd=REPO, env=dict(os.environ, PYTHONPATH=python_path), capture_output=True,

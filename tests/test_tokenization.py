@@ -436,3 +436,15 @@ def test_number_encoding_given_to_a_tokenizer_is_refused_with_the_options_it_nee
     options = get_encoding(encoding).tokenizer_options({})
     assert f"number_encoding={encoding!r} is the model's option, not the tokenizer's" in str(error.value)
     assert all(f"{key}={value!r}" in str(error.value) for key, value in options.items())
+
+
+
+def test_a_saved_tokenizer_that_kept_number_encoding_still_loads(plain_tokenizer_dirs: dict[str, Path],
+                                                                  tmp_path: Path) -> None:
+    """Before the refusal above a tokenizer kept ``number_encoding`` and saved it: such a folder loads (the key is
+    ignored with a warning, as it always was ignored), and only a caller's keyword is refused."""
+    name = next(iter(BACKBONES))
+    BACKBONES[name].tokenizer_class.from_pretrained(plain_tokenizer_dirs[name]).save_pretrained(tmp_path)
+    config = json.loads((tmp_path / "tokenizer_config.json").read_text())
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({**config, "number_encoding": "xval"}))
+    assert AutoTokenizer.from_pretrained(tmp_path).num_token_ids

@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from itertools import chain
@@ -30,6 +31,8 @@ from .parsing import DIGIT_ORDERS, NEUTRAL_NUMBER, NUMBER_OUTPUTS, split_numbers
 from .text_schemes import NUMBER_SCHEMES, SCHEME_TOKEN_RE, NumberScheme
 from .tokenization_decoding import NumberDecodingMixin
 from .tokenization_helpers import RewrittenText, pad_rows, to_lists
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "NumberBertTokenizer",
@@ -74,6 +77,14 @@ class NumberTokenizerMixin(NumberDecodingMixin):
 
     spaced_num_token: bool = False
 
+    @classmethod
+    def from_pretrained(cls, *args: Any, **kwargs: Any) -> Any:
+        """transformers' ``from_pretrained``; ``number_encoding=`` (the model's option, which a tokenizer would keep
+        and ignore) is a ``ValueError`` naming the tokenizer options that encoding needs."""
+        if "number_encoding" in kwargs:
+            raise ValueError(_encoding_is_the_models(kwargs["number_encoding"]))
+        return super().from_pretrained(*args, **kwargs)
+
     def __init__(
         self,
         *args: Any,
@@ -86,8 +97,9 @@ class NumberTokenizerMixin(NumberDecodingMixin):
         number_output: str = "num_token",
         **kwargs: Any,
     ):
-        if "number_encoding" in kwargs:  # the model's option: the tokenizer would keep it silently and ignore it
-            raise ValueError(_encoding_is_the_models(kwargs["number_encoding"]))
+        if "number_encoding" in kwargs:  # from_pretrained refuses it; a tokenizer saved before did keep it
+            logger.warning("number_encoding=%r ignored: it is the model's option, not the tokenizer's",
+                           kwargs.pop("number_encoding"))
         num_token = _take_saved_num_token(kwargs, num_token)
         super().__init__(*args, **kwargs)
         backend, special = self.backend_tokenizer, set(self.all_special_tokens)  # without tokenizer.json: only these

@@ -148,7 +148,7 @@ def set_bos(tokenizer: Any, add: bool | None, source: str) -> None:
     starts = tokenizer("1")["input_ids"][:1] == [tokenizer.bos_token_id]
     if starts != add:
         raise BosTokenError(f"add_bos_token={add}: the tokenizer of {source} ({type(tokenizer).__name__}) did not "
-                            "take it; drop --add_bos_token to leave it as it is")  # fmt: skip
+                            "take it; pass --add_bos_token false to leave it as it is")  # fmt: skip
 
 
 def encoding_options_for(args: NumberTrainingArguments, dataset: DatasetDict | None = None) -> dict[str, Any]:

@@ -185,7 +185,7 @@ def _description(arguments: Mapping[str, Any], config: Any, base_model: str | No
 def _how(arguments: Mapping[str, Any]) -> str:
     """How a pretrained model was adapted: LoRA (merged into the weights) and the number-token loss, where used."""
     lora_r = arguments.get("lora_r")
-    parts = [f"LoRA adapters of rank {lora_r}, merged into these weights"] if lora_r else []
+    parts = [f"LoRA adapters of rank {lora_r} (merged into these weights)"] if lora_r else []
     if arguments.get("number_token_loss") not in (None, "none"):
         parts.append(f"the number-token loss ({arguments['number_token_loss']}, weight "
                      f"{arguments.get('number_token_loss_weight')})")
