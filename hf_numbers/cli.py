@@ -280,8 +280,8 @@ def _evaluate(argv: Sequence[str]) -> None:
     _check_model_folder(parser, args.checkpoint)
     # the run's record: beside final/ and checkpoint-<step>/, or two up from final/adapter
     records = [folder / "training_args.json" for folder in Path(args.checkpoint).resolve().parents[:2]]
-    record = next((record for record in records if record.is_file()), None)
-    trained = _json_object(parser, record, "the run's training arguments") if record else {}
+    record = next((record for record in records if record.is_file()), records[0])  # the first: named when missing
+    trained = _json_object(parser, record, "the run's training arguments") if record.is_file() else {}
     if args.max_length is None:
         args.max_length = trained.get("max_length", 128)
     try:

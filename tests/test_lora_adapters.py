@@ -103,12 +103,16 @@ def test_a_lora_runs_adapter_and_its_checkpoints_load_with_the_trained_outputs(l
     assert torch.equal(_outputs(model, checkpoint_tokenizer)[0], logits)
 
 
-def test_evaluate_takes_a_lora_checkpoint_as_it_takes_final(lora_run: Path, tmp_path: Path) -> None:
-    for name in ("checkpoint-2", "final"):
+def test_evaluate_takes_a_lora_checkpoint_as_it_takes_final(lora_run: Path, tmp_path: Path, capsys) -> None:
+    """checkpoint-2 (the last step), final/ and final/adapter: the same predictions, each read with the run's record
+    (final/adapter's is two folders up)."""
+    names = ("checkpoint-2", "final", "final/adapter")
+    for name in names:
         main(["evaluate", "--checkpoint", str(lora_run / name), "--task", "fone_arithmetic", "--eval_size", "8",
               "--output_dir", str(tmp_path / name)])  # fmt: skip
-    read = {name: json.loads((tmp_path / name / "predictions.json").read_text()) for name in ("checkpoint-2", "final")}
-    assert read["checkpoint-2"] == read["final"]
+    assert "is missing or names no task" not in capsys.readouterr().err
+    read = {name: json.loads((tmp_path / name / "predictions.json").read_text()) for name in names}
+    assert read["checkpoint-2"] == read["final"] == read["final/adapter"]
 
 
 def test_a_lora_checkpoint_without_its_base_record_is_refused_saying_what_it_is(lora_run: Path, tmp_path: Path) -> None:
