@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, LlamaConfig
+from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoTokenizer, LlamaConfig
 
 from hf_numbers.cli import main
 from hf_numbers.data.tokenizer_training import train_plain_tokenizer
@@ -98,6 +98,8 @@ def test_a_lora_runs_adapter_and_its_checkpoints_load_with_the_trained_outputs(l
     for name in ("config.json", BASE_FILE, "adapter_model.safetensors", "tokenizer_config.json", "trainer_state.json"):
         assert (checkpoint / name).is_file(), name  # what loading needs, beside what resume reads
     assert torch.equal(_outputs(load_adapter(checkpoint).merge_and_unload(), tokenizer)[0], logits)
+    with pytest.raises(ValueError, match=r"holds a LoRA adapter \(adapter_config.json\), not a whole model"):
+        AutoModel.from_pretrained(checkpoint)  # (before: transformers' "no file named model.safetensors")
     model, checkpoint_tokenizer = load_trained(checkpoint)  # what hf-numbers evaluate --checkpoint loads
     assert type(model) is type(AutoModelForCausalLM.from_pretrained(final))
     assert torch.equal(_outputs(model, checkpoint_tokenizer)[0], logits)

@@ -46,6 +46,20 @@ NUMBER_TOKEN_INITS = ("digits", "mean")
 mean resizing."""
 
 
+def _refuse_adapter_folder(path: Any) -> None:
+    """A ``ValueError`` for a LoRA adapter folder (a LoRA run's ``checkpoint-<step>``, ``final/adapter``): it holds the
+    number config but no model weights, and transformers would say only that ``model.safetensors`` is missing."""
+    if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(os.path.join(path, "adapter_config.json")):
+        return
+    if any(os.path.isfile(os.path.join(path, name)) for name in ("model.safetensors", "model.safetensors.index.json")):
+        return
+    raise ValueError(
+        f"{path} holds a LoRA adapter (adapter_config.json), not a whole model: load it with "
+        f"hf_numbers.training.lora.load_adapter({str(path)!r}) (its base adapted again, the adapter on it), or load "
+        "the run's final/ folder (the merged model)"
+    )
+
+
 class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin):
     """Number handling shared by the ``Number*`` models.
 
@@ -238,6 +252,7 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         beside the model, has it moved into the config (a warning says so). The hf_numbers model card of a
         local folder (its ``README.md``) becomes ``model.model_card``, which ``push_to_hub`` uploads.
         """
+        _refuse_adapter_folder(pretrained_model_name_or_path)
         saved = saved_config_dict(cls.config_class, pretrained_model_name_or_path, kwargs)
         wants_info = kwargs.pop("output_loading_info", False)
         model, info = super().from_pretrained(pretrained_model_name_or_path, *args, output_loading_info=True, **kwargs)
