@@ -34,7 +34,8 @@ from .modeling_number_losses import NumberLossMixin
 from .modeling_outputs import CACHE_NAME, NumberMaskedLMOutput
 from .number_scaling import NumberScalingMixin
 
-__all__ = ["NUMBER_TOKEN_INITS", "VALUE_ROWS_INIT_SCALE", "NumberModelMixin"]
+__all__ = ["ADAPTER_CONFIG_FILE", "NUMBER_TOKEN_INITS", "VALUE_ROWS_INIT_SCALE", "NumberModelMixin",
+           "is_adapter_folder"]
 
 VALUE_ROWS_INIT_SCALE = 10.0
 """How many times the backbone's initializer range a fresh model's number rows start at where the first
@@ -46,12 +47,27 @@ NUMBER_TOKEN_INITS = ("digits", "mean")
 mean resizing."""
 
 
+ADAPTER_CONFIG_FILE = "adapter_config.json"
+"""PEFT's file: what marks a folder as an adapter."""
+
+
+def is_adapter_folder(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` holds a PEFT adapter (``adapter_config.json``) rather than a whole model: ``final/adapter``
+    or a ``checkpoint-<step>`` of a LoRA run.
+
+    Example:
+        >>> is_adapter_folder("/nonexistent")
+        False
+    """
+    return os.path.isfile(os.path.join(folder, ADAPTER_CONFIG_FILE)) and not any(
+        os.path.isfile(os.path.join(folder, name)) for name in ("model.safetensors", "model.safetensors.index.json")
+    )
+
+
 def _refuse_adapter_folder(path: Any) -> None:
     """A ``ValueError`` for a LoRA adapter folder (a LoRA run's ``checkpoint-<step>``, ``final/adapter``): it holds the
     number config but no model weights, and transformers would say only that ``model.safetensors`` is missing."""
-    if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(os.path.join(path, "adapter_config.json")):
-        return
-    if any(os.path.isfile(os.path.join(path, name)) for name in ("model.safetensors", "model.safetensors.index.json")):
+    if not isinstance(path, (str, os.PathLike)) or not is_adapter_folder(path):
         return
     raise ValueError(
         f"{path} holds a LoRA adapter (adapter_config.json), not a whole model: load it with "

@@ -27,6 +27,7 @@ from transformers.pytorch_utils import Conv1D
 
 from ..modeling import BACKBONES, NumberConfigFields, composable_model_types, composed_backbone
 from ..modeling.checks import NUMBER_MODULES
+from ..modeling.modeling_number_base import ADAPTER_CONFIG_FILE, is_adapter_folder
 from ..strict_json import write_json
 
 __all__ = ["ADAPTER_DIR", "BASE_FILE", "AdapterBase", "base_source", "is_adapter_folder", "load_adapter",
@@ -36,8 +37,6 @@ ADAPTER_DIR = "adapter"
 """Where ``hf-numbers train --lora_r`` puts the adapter in ``final/``."""
 BASE_FILE = "number_base.json"
 """Beside the adapter: the pretrained folder (and GGUF file) its base was adapted from."""
-ADAPTER_CONFIG_FILE = "adapter_config.json"
-"""PEFT's file: what marks a folder as an adapter."""
 
 
 def require_peft() -> Any:
@@ -161,19 +160,6 @@ class AdapterBase:
         folder = Path(folder)
         self.model.get_base_model().config.to_json_file(folder / "config.json")
         write_json(folder / BASE_FILE, {"pretrained": self.pretrained, "gguf_file": self.gguf_file})
-
-
-def is_adapter_folder(folder: str | Path) -> bool:
-    """Whether ``folder`` holds a PEFT adapter (``adapter_config.json``) rather than a whole model: ``final/adapter``
-    or a ``checkpoint-<step>`` of a LoRA run.
-
-    Example:
-        >>> is_adapter_folder("/nonexistent")
-        False
-    """
-    return (Path(folder) / ADAPTER_CONFIG_FILE).is_file() and not any(
-        (Path(folder) / name).is_file() for name in ("model.safetensors", "model.safetensors.index.json")
-    )
 
 
 def save_adapter(
