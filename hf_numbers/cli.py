@@ -40,7 +40,7 @@ from .modeling import NumberConfigFields
 from .modeling.hub_card import CARD_FILE
 from .strict_json import write_json
 from .training import NumberTrainingArguments, build_dataset, load_trained, run_training
-from .training.arguments import check_pretrained_tokenizer
+from .training.arguments import EncodingOptionError, check_pretrained_tokenizer
 from .training.builders import BosTokenError
 from .training.checkpoints import checkpoint_step
 from .training.loop import check_run
@@ -187,8 +187,8 @@ def _train(argv: Sequence[str]) -> dict:
     try:
         with logging_redirect_tqdm(loggers=[logging.getLogger("hf_numbers")]):  # log lines above the progress bar
             summary = run_training(args)
-    except (RunFolderInUseError, BosTokenError) as error:  # another run holds --output_dir, or the --pretrained
-        train_parser().error(str(error))  # tokenizer cannot take --add_bos_token: refused before any training
+    except (RunFolderInUseError, BosTokenError, EncodingOptionError) as error:  # another run holds --output_dir,
+        train_parser().error(str(error))  # the tokenizer cannot take --add_bos_token, an option's value is refused
     if "metrics" in summary:  # the main process: it evaluated and saved
         print(f"\nResults after {summary['steps']} steps (final training loss {summary['last_train_loss']:.4f}):")
         print(format_metrics_table(summary["metrics"]))

@@ -182,3 +182,17 @@ def test_add_bos_token_for_a_tokenizer_without_a_bos_token_is_a_usage_error_nami
     assert f"add_bos_token=True: the tokenizer of {folder} has no BOS token" in err
     assert not (run / "final").exists()
     parse_train_args(argv[1:])  # the same run without the flag is not refused as a used --output_dir
+
+
+def test_an_option_out_of_its_range_beside_one_fitted_to_the_data_is_a_usage_error_before_training(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--fone_int_digits 0 with --fone_frac_digits left to the data cannot be checked when parsing (the pair is
+    checked together); it ended in a traceback once the model's config was built. Now it is refused once fitted,
+    before any model exists."""
+    run = tmp_path / "run"
+    argv = [*TINY_RUN, "--number_encoding", "fone", "--fone_int_digits", "0", "--output_dir", str(run)]
+    parse_train_args(argv)  # not refused while the data's options are unknown
+    err = _usage_error(["train", *argv], capsys, "train")
+    assert "fone_int_digits must be >= 1, got 0" in err
+    assert not (run / "final").exists()

@@ -103,6 +103,11 @@ def check_gguf_file(folder: str, gguf_file: str | None) -> None:
                          f"{present}); a local file is needed, nothing is downloaded")  # fmt: skip
 
 
+class EncodingOptionError(ValueError):
+    """An encoding option's value that the encoding refuses (``--fone_int_digits 0``): a bad argument, which
+    ``hf-numbers train`` answers with a usage error, also where it is found only once the data's options are fitted."""
+
+
 def check_pretrained_tokenizer(folder: str, gguf_file: str | None = None) -> None:
     """``ValueError`` naming ``folder`` where a ``--pretrained`` folder holds no tokenizer file
     (:data:`TOKENIZER_FILES`; a GGUF file holds its own), before the tokenizer is loaded: transformers would try to
@@ -599,23 +604,41 @@ class NumberTrainingArguments:
         return task_name(self.task, self.data_dir)
 
     def _check_encoding_options(self) -> None:
-        """The chosen encoding's options given here, checked by the encoding itself (``validate_options``, as the
-        model's config will) before any work, where the data cannot change the verdict: every option the encoding
-        fits to the data is given, or it fits none (``digits_features``, ``text_digit_order``, ``bittokens_head``).
+        """The chosen encoding's options given here, checked before any work where the data cannot change the
+        verdict: every option the encoding fits to the data is given, or it fits none (``digits_features``,
+        ``text_digit_order``, ``bittokens_head``). The others are checked once fitted (:meth:`check_encoding_values`).
+        """
+        encoding = get_encoding(self.number_encoding)
+        given = {option.name: getattr(self, option.name) for option in encoding.options}
+        given = {name: value for name, value in given.items() if value is not None}
+        if given and all(not option.fitted or option.name in given for option in encoding.options):
+            self.check_encoding_values(given)
+
+    def check_encoding_values(self, options: dict[str, Any]) -> None:
+        """``options`` of the chosen encoding checked by the encoding itself (``validate_options``, as the model's
+        config will): :class:`EncodingOptionError` naming the value, which ``hf-numbers train`` answers with a
+        usage error.
 
         The config's fields that come from the tokenizer and the backbone (number and digit token ids, a
         ``--pretrained`` width) are checked when the model is built; here they take values that pass.
+
+        Example:
+            >>> NumberTrainingArguments(number_encoding="fone").check_encoding_values({"fone_int_digits": 0})
+            Traceback (most recent call last):
+            ...
+            hf_numbers.training.arguments.EncodingOptionError: fone_int_digits must be >= 1, got 0
         """
         encoding = get_encoding(self.number_encoding)
-        given = {option.name: coerce_option(option, getattr(self, option.name))
-                 for option in encoding.options if getattr(self, option.name) is not None}  # fmt: skip
-        if not given or any(option.fitted and option.name not in given for option in encoding.options):
-            return
+        own = {option.name: option for option in encoding.options}
+        options = {name: coerce_option(own[name], value) for name, value in options.items()}
         defaults = {option.name: option.default for option in encoding_options()}  # a config reads any option
-        encoding.validate_options(SimpleNamespace(
-            **defaults | given, number_encoding=self.number_encoding, num_token_ids=[], digit_tokens=[[0, 0, 1, 1]],
-            vocab_size=1, hidden_size=math.inf if self.pretrained else self.hidden_size,
-        ))  # fmt: skip
+        try:
+            encoding.validate_options(SimpleNamespace(
+                **defaults | options, number_encoding=self.number_encoding, num_token_ids=[], vocab_size=1,
+                digit_tokens=[[0, 0, 1, 1]], hidden_size=math.inf if self.pretrained else self.hidden_size,
+            ))  # fmt: skip
+        except ValueError as error:
+            raise EncodingOptionError(str(error)) from None
 
     def _fill_encoding_defaults(self, adapting: bool) -> None:
         """``number_encoding`` and ``number_token_loss`` where not given: :data:`PRETRAINED_RECIPE` when ``adapting``

@@ -168,6 +168,7 @@ def encoding_options_for(args: NumberTrainingArguments, dataset: DatasetDict | N
     if dataset is not None:
         values = np.array([v for data in dataset.values() for row in data["numbers"] for v in row], dtype=np.float64)
         fitted = dict(encoding.fit_options(values, given))
+        args.check_encoding_values(fitted | given)  # all of them now: the data's verdict, before the model is built
     return fitted | given
 
 
