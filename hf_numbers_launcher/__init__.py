@@ -51,7 +51,8 @@ TRAIN_OPTION_GROUPS: dict[str, tuple[str, ...]] = {
     "adapting a pretrained model": ("gguf_file", "add_bos_token", "number_token_init", "lora_r", "lora_alpha",
                                     "lora_dropout", "lora_target_modules", "align_steps", "align_learning_rate",
                                     "number_output", "number_token_loss",
-                                    "number_token_loss_weight"),  # fmt: skip
+                                    "number_token_loss_weight", "digit_lookahead",
+                                    "digit_lookahead_weight"),  # fmt: skip
     "number encoding options (each used by the encoding it names)": (),  # every registered encoding's options
     "training": ("max_steps", "per_device_train_batch_size", "gradient_accumulation_steps", "learning_rate",
                  "number_learning_rate",

@@ -34,9 +34,9 @@ __all__ = [
     "to_float64",
 ]
 
-NUMBER_MODULES = ("number_encoding", "digit_values")
-"""The number model's own modules (the number encoding; the digits' value embedding): they initialise themselves,
-train whole under LoRA, and a checkpoint of the model must hold their weights."""
+NUMBER_MODULES = ("number_encoding", "digit_values", "digit_lookahead")
+"""The number model's own modules (the number encoding; the digits' value embedding; the digit lookahead's heads):
+they initialise themselves, train whole under LoRA, and a checkpoint of the model must hold their weights."""
 NUMBER_MODULE_PREFIX = tuple(f"{name}." for name in NUMBER_MODULES)
 """State-dict prefixes of the number modules' weights."""
 _HUB_KWARGS = ("cache_dir", "force_download", "proxies", "token", "local_files_only", "revision", "subfolder")

@@ -24,6 +24,9 @@ from .encoding_registry import get_encoding
 from .number_scaling import NumberScaling
 from .parsing import NUMBER_OUTPUTS
 
+MAX_LOOKAHEAD = 8
+"""The most digits ahead ``digit_lookahead`` asks for (each is an ``(H, H)`` head)."""
+
 
 def _registered_pipeline_tasks() -> set[str]:
     """The tasks of transformers' pipeline registry, if this process has imported it (none otherwise)."""
@@ -50,6 +53,11 @@ class NumberConfigFields:
         digit_tokens: the vocabulary's digit tokens (``[id, value, digit count, joins]``), for an encoding that
             adds values to the backbone's own digits (``digits``); :meth:`from_tokenizer` fills it.
         freeze_backbone: leave only the number module and heads trainable.
+        digit_lookahead: a causal LM that writes digits: heads that score, where a digit is written, the digits
+            1 to ``digit_lookahead`` places after it (``digit_lookahead.py``; training only); 0: none.
+        digit_lookahead_weight: weight of their loss, added to the token loss (>= 0).
+        digit_lookahead_ids: the ids of the tokens ``0`` ... ``9`` (:meth:`from_tokenizer` fills it where
+            ``digit_lookahead`` is set).
         tokenizer_vocab_size: how many of the vocabulary's rows stand for a token (``len(tokenizer)``) where the
             vocabulary is padded beyond them (``--pad_vocab_to_multiple_of``: a faster matmul on a GPU); the rows
             after are never chosen. ``None``: every row is a token.
@@ -73,6 +81,9 @@ class NumberConfigFields:
     number_scaling_scale: float = 1.0
     number_scaling_log: bool = False
     digit_tokens: list[list[int]] | None = None
+    digit_lookahead: int = 0
+    digit_lookahead_weight: float = 1.0
+    digit_lookahead_ids: list[int] | None = None
     tokenizer_vocab_size: int | None = None
     encoding_config: dict[str, Any] | None = None
 
@@ -142,17 +153,27 @@ class NumberConfigFields:
             >>> config.num_token_ids == tokenizer.num_token_ids  # doctest: +SKIP
             True
         """
-        fields = {"vocab_size": len(tokenizer), **cls.token_ids_of(tokenizer, kwargs.get("number_encoding"))}
+        ids = cls.token_ids_of(tokenizer, kwargs.get("number_encoding"), kwargs.get("digit_lookahead", 0))
+        fields = {"vocab_size": len(tokenizer), **ids}
         return cls(**fields | kwargs)
 
     @classmethod
-    def token_ids_of(cls, tokenizer: Any, number_encoding: str | None = None) -> dict[str, Any]:
+    def token_ids_of(
+        cls, tokenizer: Any, number_encoding: str | None = None, digit_lookahead: int = 0
+    ) -> dict[str, Any]:
         """The config fields of ``tokenizer``'s ids: the special tokens it has (:attr:`tokenizer_token_ids`),
-        its number tokens, and its digit tokens where ``number_encoding`` adds values to them (``digits``)."""
+        its number tokens, its digit tokens where ``number_encoding`` adds values to them (``digits``), and the
+        tokens ``0`` ... ``9`` for ``digit_lookahead`` (a ``ValueError`` naming those it lacks)."""
         special = {name: getattr(tokenizer, attribute) for name, attribute in cls.tokenizer_token_ids.items()}
         numbers = {"num_token_id": tokenizer.num_token_id, "num_token_ids": list(tokenizer.num_token_ids)}
         if number_encoding is not None and get_encoding(number_encoding).adds_digit_values:
             numbers["digit_tokens"] = digit_token_table(tokenizer)
+        if digit_lookahead:
+            vocab = tokenizer.get_vocab()
+            missing = [digit for digit in "0123456789" if digit not in vocab]
+            if missing:
+                raise ValueError(f"digit_lookahead scores the tokens 0 ... 9; the tokenizer lacks {missing}")
+            numbers["digit_lookahead_ids"] = [vocab[digit] for digit in "0123456789"]
         return {name: i for name, i in special.items() if i is not None} | numbers
 
     def _validate_number_fields(self) -> None:
@@ -171,6 +192,7 @@ class NumberConfigFields:
         if not (math.isfinite(self.number_loss_weight) and self.number_loss_weight >= 0):
             raise ValueError(f"number_loss_weight must be a finite number >= 0, got {self.number_loss_weight}")
         self._check_number_output()
+        self._check_digit_lookahead()
         scaling = NumberScaling.from_config(self)  # a ValueError naming the scaling field
         self.number_scaling_shift, self.number_scaling_scale = scaling.shift, scaling.scale  # floats in config.json
         own = own_options(self.number_encoding)  # the defaults of those not given; another encoding's (after a
@@ -179,6 +201,25 @@ class NumberConfigFields:
                                             for name, option in own.items()}  # fmt: skip
         get_encoding(self.number_encoding).validate_options(self)
 
+
+    def _check_digit_lookahead(self) -> None:
+        lookahead, weight, ids = self.digit_lookahead, self.digit_lookahead_weight, self.digit_lookahead_ids
+        if isinstance(lookahead, bool) or not isinstance(lookahead, int) or not 0 <= lookahead <= MAX_LOOKAHEAD:
+            raise ValueError(f"digit_lookahead must be an integer in [0, {MAX_LOOKAHEAD}], got {lookahead!r}")
+        if not (isinstance(weight, (int, float)) and math.isfinite(weight) and weight >= 0):
+            raise ValueError(f"digit_lookahead_weight must be a finite number >= 0, got {weight!r}")
+        if not lookahead:
+            return
+        if get_encoding(self.number_encoding).has_number_module and self.number_output != "digits":
+            raise ValueError(
+                f"digit_lookahead scores the digit tokens a model writes; number_encoding={self.number_encoding!r} "
+                "writes numbers as its number token (use it with a digit-writing encoding, or number_output='digits')"
+            )
+        if ids is None or len(ids) != 10 or not all(isinstance(i, int) and 0 <= i < self.vocab_size for i in ids):
+            raise ValueError(
+                f"digit_lookahead_ids must be the ten ids of the tokens 0 ... 9, each in [0, vocab_size="
+                f"{self.vocab_size}), got {ids!r} (from_tokenizer fills it)"
+            )
 
     def _check_number_output(self) -> None:
         if self.number_output not in NUMBER_OUTPUTS:

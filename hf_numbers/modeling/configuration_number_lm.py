@@ -92,7 +92,8 @@ class NumberLMConfigMixin:
     def from_tokenizer(cls, tokenizer: Any, text_config: Any = None, **kwargs: Any) -> Any:
         """A config for ``tokenizer`` around ``text_config`` (None: the one the class builds from ``kwargs``): its
         vocabulary size, special-token and number ids."""
-        fields = {"vocab_size": len(tokenizer), **cls.token_ids_of(tokenizer, kwargs.get("number_encoding"))}
+        ids = cls.token_ids_of(tokenizer, kwargs.get("number_encoding"), kwargs.get("digit_lookahead", 0))
+        fields = {"vocab_size": len(tokenizer), **ids}
         if text_config is None:
             return cls(**fields | kwargs)
         return cls.for_text_config(text_config, **fields | kwargs)

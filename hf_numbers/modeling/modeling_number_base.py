@@ -25,6 +25,7 @@ from transformers.utils import ModelOutput
 from transformers.utils.generic import can_return_tuple
 
 from .checks import NUMBER_MODULES, check_number_weights, checked_input_numbers, saved_config_dict
+from .digit_lookahead import DigitLookahead, build_digit_lookahead
 from .encoding_base import NumberEncoding
 from .encoding_digits import DigitValueEmbedding
 from .encoding_registry import build_digit_values, build_number_encoding
@@ -107,6 +108,8 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
     number_encoding: NumberEncoding | None
     digit_values: DigitValueEmbedding | None
     """The value embedding of the backbone's own digit tokens (``digits``), else None."""
+    digit_lookahead: DigitLookahead | None
+    """The digit lookahead's training-only heads (``config.digit_lookahead``), else None."""
     _numbers_after_norm: tuple[torch.Tensor, torch.Tensor] | None = None
     _number_ids: tuple[tuple[Any, ...], torch.Tensor] | None = None
 
@@ -115,6 +118,9 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         self.config._validate_number_fields()  # again: from_pretrained sets its kwargs after the config's checks
         self.number_encoding = build_number_encoding(self.config)
         self.digit_values = build_digit_values(self.config)
+        self.digit_lookahead = build_digit_lookahead(self.config) if self.causal else None
+        if self.config.digit_lookahead and not self.causal:
+            raise ValueError("digit_lookahead scores the digits a causal LM writes; this is a masked LM")
         if self.number_encoding is not None and not self.config.num_token_ids:
             raise ValueError(
                 "config.num_token_id must be set to the id of the [NUM] token (tokenizer.num_token_id) "
@@ -135,7 +141,7 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         """transformers' per-module init, except that the number module initialises its own layers (its
         ``init_parameters``, which skips loaded weights): transformers passes over a module without parameters
         of its own in custom code, and would give the module's layers the backbone's draw instead."""
-        if isinstance(module, (NumberEncoding, DigitValueEmbedding)):
+        if isinstance(module, (NumberEncoding, DigitValueEmbedding, DigitLookahead)):
             if not getattr(module, "_is_hf_initialized", False):
                 module.init_parameters()
                 module._is_hf_initialized = True
@@ -217,7 +223,8 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         if number_token_init not in NUMBER_TOKEN_INITS:
             allowed = ", ".join(NUMBER_TOKEN_INITS)
             raise ValueError(f"number_token_init={number_token_init!r} is unknown; allowed: {allowed}")
-        fields = cls.config_class.token_ids_of(tokenizer, kwargs.get("number_encoding")) | kwargs  # from the tokenizer
+        encoding, lookahead = kwargs.get("number_encoding"), kwargs.get("digit_lookahead", 0)
+        fields = cls.config_class.token_ids_of(tokenizer, encoding, lookahead) | kwargs  # from the tokenizer
         model = cls._load_plain(pretrained_model_name_or_path, gguf_file, fields)
         plain_rows = model.get_input_embeddings().weight.shape[0]
         if len(tokenizer) > model.config.vocab_size or pad_to_multiple_of:

@@ -1,6 +1,7 @@
 """The number models' heads and losses: :class:`NumberLossMixin`, a base of ``NumberModelMixin``.
 
-The loss is ``token cross-entropy + number_loss_weight * number loss``; the number loss is the encoding's,
+The loss is ``token cross-entropy + number_loss_weight * number loss`` (plus ``digit_lookahead_weight`` times the
+digit lookahead's loss where the model has its heads: ``digit_lookahead.py``); the number loss is the encoding's,
 over the positions whose label (a causal LM's shifted by one) is a number token, with the labelled values
 checked first. One path computes it (:meth:`NumberLossMixin._losses`), from a full forward's outputs or, with
 ``forward(..., loss_only=True)`` (training), running each head only where its loss reads it. The number
@@ -110,8 +111,10 @@ class NumberLossMixin:
         targets, number_targets, labelled = self._loss_targets(labels, number_labels, numbers, scaled_numbers)
         gather = logits is None and self._gathers_scored(hidden_states)
         token_loss = self._scored_token_loss(hidden_states, targets, gather, logits)
+        lookahead = self._lookahead_loss(hidden_states, targets)
         if self.number_encoding is None:
-            return {"loss": token_loss, "token_loss": token_loss, "number_loss": torch.zeros_like(token_loss)}
+            zero = torch.zeros_like(token_loss)
+            return {"loss": token_loss + lookahead, "token_loss": token_loss, "number_loss": zero}
         with autocast_disabled(hidden_states.device):  # the number path is never bf16/fp16
             if gather:  # the rows of the labelled numbers
                 hidden_states, number_targets, labelled = (
@@ -120,8 +123,18 @@ class NumberLossMixin:
             if head_output is None:
                 head_output = self._number_head_output(hidden_states)
             number_loss = self.number_encoding.masked_loss(head_output, number_targets, labelled)
-        loss = token_loss + self.config.number_loss_weight * number_loss
+        loss = token_loss + self.config.number_loss_weight * number_loss + lookahead
         return {"loss": loss, "token_loss": token_loss, "number_loss": number_loss}
+
+    def _lookahead_loss(self, hidden_states: torch.Tensor, targets: torch.Tensor) -> torch.Tensor | float:
+        """``digit_lookahead_weight`` times the digit lookahead's loss (``digit_lookahead.py``) over every position
+        (the hidden states before any gather), in float32; 0 without the heads."""
+        lookahead = getattr(self, "digit_lookahead", None)
+        if lookahead is None:
+            return 0.0
+        with autocast_disabled(hidden_states.device):
+            loss = lookahead.loss(hidden_states, targets, self.get_output_embeddings().weight)
+        return self.config.digit_lookahead_weight * loss
 
     def _gathers_scored(self, hidden_states: torch.Tensor) -> bool:
         """Whether ``loss_only`` gathers the scored rows: ``self.gather_scored`` where set, else off CUDA only."""

@@ -27,7 +27,8 @@ class NumberCausalLMOutput(CausalLMOutputWithPast):
     """Output of the causal number models (:class:`NumberGPT2ForCausalLM`, ``NumberLlamaForCausalLM``).
 
     Attributes:
-        loss: ``token_loss + number_loss_weight * number_loss`` (when ``labels`` are given).
+        loss: ``token_loss + number_loss_weight * number_loss`` (when ``labels`` are given), plus
+            ``digit_lookahead_weight`` times the digit lookahead's loss where the model has its heads.
         logits: token logits ``(B, L, V)``.
         number_predictions: decoded float64 value ``(B, L)`` at every position; at position ``t``
             it is the value of a number token at ``t + 1`` (None for a text encoding).

@@ -47,6 +47,7 @@ from ..modeling import (
     get_backbone,
     get_encoding,
 )
+from ..modeling.configuration_number import MAX_LOOKAHEAD
 from ..modeling.encoding_config import coerce_option, option_owners, own_options
 from .sharding import SWITCH_WORDS, parse_fsdp
 
@@ -323,6 +324,14 @@ class NumberTrainingArguments:
     number_token_loss_weight: float = field(
         default=0.3, metadata={"help": "Weight of --number_token_loss (the paper's 0.3)."}
     )
+    digit_lookahead: int = field(
+        default=0,
+        metadata={
+            "help": "A causal LM that writes digits: heads that score, where it writes a digit, the number's next 1 "
+            f"to N digits after it (training only; hf_numbers.modeling.digit_lookahead), N <= {MAX_LOOKAHEAD}; 0: none."
+        },
+    )
+    digit_lookahead_weight: float = field(default=1.0, metadata={"help": "Weight of --digit_lookahead's loss."})
     hidden_size: int | None = field(default=None, metadata=_recommended("hidden_size", "Width of a new model."))
     num_layers: int | None = field(default=None, metadata=_recommended("num_layers", "Layers of a new model."))
     num_heads: int | None = field(default=None, metadata=_recommended("num_heads", "Attention heads of a new model."))
@@ -742,6 +751,8 @@ VALUE_RULES: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
     ("mlm_probability", lambda v: 0.0 < v <= 1.0, "in (0, 1]"),
     ("lora_r", lambda v: v >= 0, ">= 0 (0: no LoRA)"),
     ("number_token_loss_weight", lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0"),
+    ("digit_lookahead", lambda v: 0 <= v <= MAX_LOOKAHEAD, f"in [0, {MAX_LOOKAHEAD}] (0: none)"),
+    ("digit_lookahead_weight", lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0"),
     ("pad_vocab_to_multiple_of", lambda v: v is None or v >= 1, ">= 1 (or unset)"),
 )
 """(argument, whether a value is allowed, the rule in words): each argument's own range."""
@@ -771,6 +782,11 @@ CONFLICTS: tuple[tuple[Callable[[Any], Any], Callable[[Any], str]], ...] = (
      lambda a: f"number_token_loss {a.number_token_loss} scores digit tokens; number_encoding {a.number_encoding!r} "
                f"writes numbers as [NUM] tokens and has its own number loss. Use a text encoding "
                f"({', '.join(n for n in NUMBER_ENCODINGS if not _has_module(n))})"),
+    (lambda a: a.digit_lookahead and not a.causal,
+     lambda a: f"digit_lookahead scores the digits a causal LM writes; backbone {a.backbone!r} is a masked LM"),
+    (lambda a: a.digit_lookahead and _has_module(a.number_encoding) and a.number_output != "digits",
+     lambda a: f"digit_lookahead scores digit tokens; number_encoding {a.number_encoding!r} writes numbers as [NUM] "
+               f"tokens (use a text encoding, or --number_output digits)"),
     (_ignored_options, _ignored_options_message),
     (lambda a: a.fsdp_cpu_offload and not a.fsdp,
      lambda a: "fsdp_cpu_offload offloads the shards of --fsdp; it needs --fsdp true"),

@@ -153,7 +153,8 @@ def check_run(args: NumberTrainingArguments) -> Path | None:
 def _losses(model: torch.nn.Module, batch: dict[str, torch.Tensor], args: NumberTrainingArguments,
             number_token_loss: NumberTokenLoss | None) -> list[torch.Tensor]:
     """Loss, token loss and number loss of ``batch``: the model's, or with ``number_token_loss`` (a text encoding's
-    number loss is 0) the token loss plus its weighted number-token loss, which is then the number loss.
+    number loss is 0) the model's loss (its token loss, and the digit lookahead's where it has one) plus the weighted
+    number-token loss, which is then the number loss.
 
     Without ``number_token_loss`` the model computes the loss alone (``loss_only``: its heads run only where the
     loss reads them)."""
@@ -162,7 +163,7 @@ def _losses(model: torch.nn.Module, batch: dict[str, torch.Tensor], args: Number
         return [out.loss, out.token_loss, out.number_loss]
     out = model(**batch)
     number_loss = number_token_loss(out.logits, batch["labels"])
-    return [out.token_loss + args.number_token_loss_weight * number_loss, out.token_loss, number_loss]
+    return [out.loss + args.number_token_loss_weight * number_loss, out.token_loss, number_loss]
 
 
 def compiled_step(model: torch.nn.Module) -> Callable[..., Any]:

@@ -1,0 +1,67 @@
+"""The digit lookahead: training-only heads that ask a causal LM, where it writes a digit, for the digits after it.
+
+Written left to right, a sum's digit depends on the carry from the places below it, which the model writes later.
+At every position whose next ``k + 1`` labels are digits of one number, head ``k`` (``k = 1 .. digit_lookahead``)
+maps the final hidden state to the token head's input space and the token head's ten digit rows score the digit
+``k`` places after the next token: multi-token prediction (Gloeckle et al. 2024) on the digits only. The heads
+start at zero (the loss is then ``ln 10`` each) and never touch the logits: what the model writes, before training
+or after, is the model without them; they are trained and saved with it and unused by ``generate``.
+
+Example:
+    >>> config = NumberLlamaConfig(..., number_encoding="text", digit_lookahead=2,  # doctest: +SKIP
+    ...                            digit_lookahead_ids=[tokenizer.convert_tokens_to_ids(d) for d in "0123456789"])
+    >>> model(**batch).loss  # token loss + digit_lookahead_weight * this loss  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+from transformers import initialization as init
+
+__all__ = ["DigitLookahead", "build_digit_lookahead"]
+
+
+class DigitLookahead(nn.Module):
+    """``config.digit_lookahead`` heads of ``(H, H)``, starting at zero, over the digit ids
+    ``config.digit_lookahead_ids`` (the tokens ``0`` ... ``9``)."""
+
+    def __init__(self, config: Any) -> None:
+        super().__init__()
+        width = config.get_text_config().hidden_size
+        self.heads = nn.Parameter(torch.zeros(config.digit_lookahead, width, width))  # no draw from the RNG
+        self.register_buffer("digit_ids", torch.tensor(config.digit_lookahead_ids), persistent=False)
+
+    def init_parameters(self) -> None:
+        """Zero heads: before training the loss is ``ln 10`` at every scored place and nothing reaches the trunk
+        (loaded weights are kept: transformers' ``init`` functions skip them)."""
+        init.zeros_(self.heads)
+
+    def loss(self, hidden_states: torch.Tensor, targets: torch.Tensor, token_head: torch.Tensor) -> torch.Tensor:
+        """The mean over heads of each head's mean cross-entropy among the ten digits (0 where none is scored).
+
+        ``targets[:, t]`` is the token position ``t`` is scored on (a causal LM's labels shifted by one, -100
+        ignored); head ``k`` scores ``targets[:, t + k]`` where ``targets[:, t .. t + k]`` are all digits.
+        ``token_head`` is the token head's weight ``(V, H)``. Fixed shapes and no host sync (a compiled step).
+        """
+        digit_rows = token_head[self.digit_ids].float()
+        hidden = hidden_states.float()
+        is_digit = (targets.unsqueeze(-1) == self.digit_ids).any(-1)
+        digit = (targets.unsqueeze(-1) == self.digit_ids).float().argmax(-1)
+        length, total = targets.shape[1], hidden.new_zeros(())
+        for k in range(1, self.heads.shape[0] + 1):
+            scored = is_digit[:, k:].clone()
+            for back in range(1, k + 1):
+                scored &= is_digit[:, k - back : length - back]
+            logits = (hidden[:, : length - k] @ self.heads[k - 1].T) @ digit_rows.T
+            losses = F.cross_entropy(logits.transpose(1, 2), digit[:, k:], reduction="none")
+            total = total + (losses * scored).sum() / scored.sum().clamp(min=1)
+        return total / self.heads.shape[0]
+
+
+def build_digit_lookahead(config: Any) -> DigitLookahead | None:
+    """The lookahead heads where ``config.digit_lookahead`` asks for them, else None."""
+    return DigitLookahead(config) if getattr(config, "digit_lookahead", 0) else None

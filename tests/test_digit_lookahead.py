@@ -1,0 +1,163 @@
+"""The digit lookahead (``digit_lookahead``): training-only heads that score a number's next digits ahead.
+
+What it promises: it never changes what the model writes (the logits are the model's without it, before and after
+its heads train); its loss starts at ln 10 and scores exactly the places whose next digits are one number's; it
+trains whole under LoRA, is saved and reloaded with the model; settings it cannot serve are refused by name.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from model_helpers import CAUSAL, MODEL_CLASSES, tiny_config, tiny_model
+
+from hf_numbers.modeling.digit_lookahead import DigitLookahead
+from hf_numbers.training.lora import number_lora_config
+
+DIGIT_IDS = list(range(10, 20))  # "0".."9" in the tiny vocabulary (model_helpers.DIGIT_TOKENS)
+WRITING_DIGITS = [(backbone, encoding) for backbone in CAUSAL for encoding in ("text", "digits")]
+LOOKAHEAD = {"digit_lookahead": 2, "digit_lookahead_ids": DIGIT_IDS}
+
+pytestmark = pytest.mark.smoke  # in the drift check (scripts/check_latest.sh): PEFT and loading move
+
+
+def batch() -> dict[str, torch.Tensor]:
+    """Words and two digit runs, ``w 1 2 3 w 4 5 6 7 w``, as input and labels."""
+    ids = torch.tensor([[5, 11, 12, 13, 6, 14, 15, 16, 17, 7]] * 2)
+    return {"input_ids": ids, "attention_mask": torch.ones_like(ids), "labels": ids}
+
+
+@pytest.mark.parametrize("backbone,encoding", WRITING_DIGITS)
+def test_the_heads_never_change_what_the_model_writes_and_start_at_ln_10(backbone: str, encoding: str) -> None:
+    plain, model = tiny_model(backbone, encoding).eval(), tiny_model(backbone, encoding, **LOOKAHEAD).eval()
+    with torch.no_grad():
+        without, with_heads = plain(**batch()), model(**batch())
+        assert torch.equal(with_heads.logits, without.logits)  # the heads draw nothing: the same weights
+        assert torch.equal(with_heads.token_loss, without.token_loss)
+        assert with_heads.loss.item() == pytest.approx(without.loss.item() + math.log(10), abs=1e-5)
+        model.digit_lookahead.heads.normal_()  # trained heads: another loss, the same logits
+        trained = model(**batch())
+        assert torch.equal(trained.logits, without.logits) and trained.loss.item() != with_heads.loss.item()
+        assert model(**batch(), loss_only=True).loss.item() == pytest.approx(trained.loss.item(), rel=1e-5)
+
+
+def reference_loss(module: DigitLookahead, hidden: torch.Tensor, targets: torch.Tensor, rows: torch.Tensor) -> float:
+    """The loss written out position by position: head k scores targets[t + k] where targets[t .. t + k] are
+    digits."""
+    digits = module.digit_ids.tolist()
+    per_head = []
+    for k in range(1, module.heads.shape[0] + 1):
+        losses = []
+        for b in range(targets.shape[0]):
+            for t in range(targets.shape[1] - k):
+                if all(int(targets[b, t + i]) in digits for i in range(k + 1)):
+                    logits = module.heads[k - 1] @ hidden[b, t] @ rows[digits].T
+                    losses.append(-torch.log_softmax(logits, -1)[digits.index(int(targets[b, t + k]))])
+        per_head.append(torch.stack(losses).mean() if losses else torch.tensor(0.0))
+    return torch.stack(per_head).mean().item()
+
+
+def test_the_loss_scores_each_digit_ahead_within_one_number_only() -> None:
+    torch.manual_seed(0)
+    module = DigitLookahead(tiny_config("llama", "text", digit_lookahead=3, digit_lookahead_ids=DIGIT_IDS))
+    module.heads.data.normal_()
+    targets = torch.tensor([[11, 12, 13, 5, 14, 15, -100, 16, 17, 18, 19, 6], [5, 6, 11, 12, 7, 13, 14, 15, 16, 17, 5,
+                                                                               -100]])  # fmt: skip
+    hidden, rows = torch.randn(2, 12, 32), torch.randn(100, 32)
+    with torch.no_grad():
+        loss = module.loss(hidden, targets, rows)
+    assert loss.item() == pytest.approx(reference_loss(module, hidden, targets, rows), rel=1e-5)
+    assert module.loss(hidden, torch.full_like(targets, 5), rows).item() == 0.0  # no digits: nothing scored
+
+
+def test_lora_trains_the_heads_whole_and_a_checkpoint_keeps_them(tmp_path: Path) -> None:
+    from peft import get_peft_model
+
+    adapted = tiny_model("llama", "text", **LOOKAHEAD)
+    adapted = get_peft_model(adapted, number_lora_config(adapted, r=4))  # wraps the model in place
+    trainable = {name for name, p in adapted.named_parameters() if p.requires_grad}
+    assert any("digit_lookahead" in name for name in trainable) and any("lora_" in name for name in trainable)
+    model = tiny_model("llama", "text", **LOOKAHEAD)
+    model.digit_lookahead.heads.data.normal_()
+    model.save_pretrained(tmp_path)
+    reloaded = MODEL_CLASSES["llama"].from_pretrained(tmp_path)
+    assert reloaded.config.digit_lookahead == 2 and reloaded.config.digit_lookahead_ids == DIGIT_IDS
+    assert torch.equal(reloaded.digit_lookahead.heads, model.digit_lookahead.heads)
+
+
+@pytest.mark.parametrize(
+    "backbone,encoding,fields,message",
+    [
+        ("llama", "xval", LOOKAHEAD, "writes numbers as its number token"),
+        ("llama", "text", {"digit_lookahead": 2, "digit_lookahead_ids": DIGIT_IDS[:9]}, "the ten ids of the tokens"),
+        ("llama", "text", {"digit_lookahead": 2}, "the ten ids of the tokens 0 ... 9"),
+        ("llama", "text", {"digit_lookahead": 9, "digit_lookahead_ids": DIGIT_IDS}, "an integer in [0, 8]"),
+        ("llama", "text", {**LOOKAHEAD, "digit_lookahead_weight": float("nan")}, "a finite number >= 0"),
+        ("bert", "text", LOOKAHEAD, "this is a masked LM"),
+    ],
+    ids=["num-token", "nine-ids", "no-ids", "too-far", "nan-weight", "masked"],
+)
+def test_settings_it_cannot_serve_are_refused_by_name(backbone: str, encoding: str, fields: dict, message: str) -> None:
+    with pytest.raises(ValueError, match="digit_lookahead") as error:
+        tiny_model(backbone, encoding, **fields)
+    assert message in str(error.value)
+
+
+@pytest.fixture(scope="module")
+def pretrained(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random Qwen2 (held by composition) saved with its byte-level tokenizer."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from hf_numbers.data.tokenizer_training import train_plain_tokenizer
+
+    folder = tmp_path_factory.mktemp("qwen2")
+    tokenizer = train_plain_tokenizer(["What is 12 plus 30? 12 + 30 = 42. 0123456789"] * 20, "gpt2", vocab_size=300)
+    config = AutoConfig.for_model("qwen2", hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                  num_attention_heads=2, num_key_value_heads=1, vocab_size=len(tokenizer),
+                                  max_position_embeddings=256)  # fmt: skip
+    AutoModelForCausalLM.from_config(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.parametrize("encoding", ["text", "digits"])
+def test_hf_numbers_train_adds_the_loss_and_saves_the_trained_heads(
+    encoding: str, pretrained: Path, tmp_path: Path
+) -> None:
+    from transformers import AutoModelForCausalLM
+
+    from hf_numbers.cli import main
+
+    run = tmp_path / "run"
+    main(["train", "--task", "fone_arithmetic", "--train_size", "32", "--eval_size", "8", "--max_steps", "2",
+          "--per_device_train_batch_size", "8", "--disable_tqdm", "true", "--use_cpu", "true", "--logging_steps", "1",
+          "--pretrained", str(pretrained), "--number_encoding", encoding, "--lora_r", "4", "--digit_lookahead", "2",
+          "--output_dir", str(run)])  # fmt: skip
+    first = json.loads((run / "log_history.json").read_text())[0]
+    ntl = 0.3 * first["number_loss"]  # the loss is the token loss, NTL's and the lookahead's (ln 10 at the start)
+    assert first["loss"] == pytest.approx(first["token_loss"] + ntl + math.log(10), abs=1e-3)
+    model = AutoModelForCausalLM.from_pretrained(run / "final")
+    assert model.config.digit_lookahead == 2 and model.digit_lookahead.heads.abs().sum() > 0  # trained, and kept
+
+
+@pytest.mark.parametrize(
+    "flags,message",
+    [
+        (["--number_encoding", "xval"], "digit_lookahead scores digit tokens; number_encoding 'xval' writes"),
+        (["--backbone", "bert"], "backbone 'bert' is a masked LM"),
+        (["--number_encoding", "text", "--digit_lookahead", "9"], "digit_lookahead must be in [0, 8]"),
+    ],
+    ids=["num-token", "masked", "too-far"],
+)
+def test_hf_numbers_train_refuses_what_the_lookahead_cannot_serve(
+    flags: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hf_numbers.cli import parse_train_args
+
+    with pytest.raises(SystemExit) as exit_info:
+        parse_train_args(["--digit_lookahead", "2", *flags, "--output_dir", str(tmp_path / "run")])
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err
