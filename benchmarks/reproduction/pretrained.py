@@ -57,6 +57,9 @@ NO_BOS = ("--add_bos_token", "false")
 DIGITS_OUT = ("--number_output", "digits")
 """Numbers in, digits out: the prompt's numbers read as ``[NUM]`` through the encoding, answers written with SmolLM2's
 own digit tokens."""
+LOOKAHEAD = ("--digit_lookahead", "2")
+"""The digit lookahead: heads that score, where the model writes a digit, the number's next two digits (training only;
+weight 1, fixed before any run)."""
 ALIGN = ("--align_steps", "100")
 """Alignment before the task (``--align_steps``): texts of the training split's numbers, no task labels."""
 SETUPS = {
@@ -116,6 +119,10 @@ SETUPS = {
                                     "numbers in as FoNE [NUM], digits out, BOS first, LoRA + NTL"),
     "xval-in-digits-bos-lora-ntl": (("--number_encoding", "xval", *DIGITS_OUT, *BOS, *LORA, *NTL),
                                     "numbers in as xVal [NUM], digits out, BOS first, LoRA + NTL"),
+    "text-bos-lora-ntl-look2": (("--number_encoding", "text", *BOS, *LORA, *NTL, *LOOKAHEAD),
+                                "digit tokens, BOS first, LoRA + NTL + digit lookahead (2)"),
+    "digits-bos-lora-ntl-look2": (("--number_encoding", "digits", *BOS, *LORA, *NTL, *LOOKAHEAD),
+                                  "value-aware digits (FoNE + place), BOS first, LoRA + NTL + digit lookahead (2)"),
     "digits-randstart-lora-ntl": (("--number_encoding", "digits", "--digits_zero_start", "false", *LORA, *NTL),
                                   "value-aware digits, random (not zero) start, LoRA + NTL"),
 }
@@ -131,7 +138,7 @@ def smollm2_folder() -> str:
 SEEDED = ("text-lora-ntl", "digits-lora-ntl", "xval-align-lora", "xval-lora", "digits-units-lora-ntl",
           "text-bos-lora-ntl", "digits-units-bos-lora-ntl", "digits-bos-lora-ntl",
           "text-units-bos-lora-ntl", "digits-ramp-bos-lora-ntl", "digits-below-bos-lora-ntl",
-          "text-bos-lora-ntl-800", "digits-bos-lora-ntl-800")
+          "text-bos-lora-ntl-800", "digits-bos-lora-ntl-800", "text-bos-lora-ntl-look2", "digits-bos-lora-ntl-look2")
 """The set-ups with a second training seed."""
 THIRD_SEEDED = ("text-bos-lora-ntl", "digits-bos-lora-ntl")
 """The set-ups whose products were within the two seeds' spread of each other (the default's choice): a third seed."""
