@@ -257,11 +257,12 @@ def test_a_value_aware_digits_card_says_what_was_added_and_how_it_was_adapted(en
     """Value-aware digits adapted with LoRA + NTL (``--pretrained``'s default): the card says the module is there,
     the digit order and how it was adapted (before: "a text baseline ... the plain Llama")."""
     arguments = _arguments(backbone="llama", number_encoding=encoding, pretrained=str(tmp_path), lora_r=4,
-                           number_token_loss="ntl", text_digit_order="units_first")
+                           number_token_loss="ntl", text_digit_order="units_first", digit_lookahead=2)
     config = tiny_config("llama", encoding, text_digit_order="units_first")
     card = build_model_card(arguments, {}, config, model_id="runs/v/final").text
     assert "value-aware digits" in card and "text baseline" not in card and config.digits_features in card
-    adapted = "with LoRA adapters of rank 4 (merged into these weights) and the number-token loss (ntl, weight 0.3)"
+    adapted = ("with LoRA adapters of rank 4 (merged into these weights) and the number-token loss (ntl, weight 0.3) "
+               "and the digit lookahead (2 digits ahead, weight 1.0; its heads are for training only)")
     assert "units first" in card and adapted in card
 
 

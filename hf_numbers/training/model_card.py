@@ -183,12 +183,16 @@ def _description(arguments: Mapping[str, Any], config: Any, base_model: str | No
 
 
 def _how(arguments: Mapping[str, Any]) -> str:
-    """How a pretrained model was adapted: LoRA (merged into the weights) and the number-token loss, where used."""
+    """How a pretrained model was adapted: LoRA (merged into the weights), the number-token loss and the digit
+    lookahead, where used."""
     lora_r = arguments.get("lora_r")
     parts = [f"LoRA adapters of rank {lora_r} (merged into these weights)"] if lora_r else []
     if arguments.get("number_token_loss") not in (None, "none"):
         parts.append(f"the number-token loss ({arguments['number_token_loss']}, weight "
                      f"{arguments.get('number_token_loss_weight')})")
+    if arguments.get("digit_lookahead"):
+        parts.append(f"the digit lookahead ({arguments['digit_lookahead']} digits ahead, weight "
+                     f"{arguments.get('digit_lookahead_weight')}; its heads are for training only)")
     return f", with {' and '.join(parts)}" if parts else ""
 
 
