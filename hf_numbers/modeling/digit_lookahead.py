@@ -33,12 +33,15 @@ class DigitLookahead(nn.Module):
         super().__init__()
         width = config.get_text_config().hidden_size
         self.heads = nn.Parameter(torch.zeros(config.digit_lookahead, width, width))  # no draw from the RNG
-        self.register_buffer("digit_ids", torch.tensor(config.digit_lookahead_ids), persistent=False)
+        self.ids = list(config.digit_lookahead_ids)
+        self.register_buffer("digit_ids", torch.tensor(self.ids), persistent=False)
 
     def init_parameters(self) -> None:
         """Zero heads: before training the loss is ``ln 10`` at every scored place and nothing reaches the trunk
-        (loaded weights are kept: transformers' ``init`` functions skip them)."""
+        (loaded weights are kept: transformers' ``init`` functions skip them); the digit ids, which a checkpoint
+        does not hold (``from_pretrained`` builds the module without values)."""
         init.zeros_(self.heads)
+        init.copy_(self.digit_ids, torch.tensor(self.ids))
 
     def loss(self, hidden_states: torch.Tensor, targets: torch.Tensor, token_head: torch.Tensor) -> torch.Tensor:
         """The mean over heads of each head's mean cross-entropy among the ten digits (0 where none is scored).
