@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from model_helpers import DIGIT_ENCODINGS, tiny_config, tiny_model
+from model_helpers import DIGIT_ENCODINGS, last_line_without_hf_numbers, tiny_config, tiny_model
 
 from hf_numbers import check_tokenizer_matches
 from hf_numbers.data import train_number_tokenizer
@@ -144,9 +144,6 @@ def test_the_generation_pipeline_writes_the_numbers_back_in_their_usual_order(to
 
 def test_a_units_first_checkpoint_reads_and_writes_the_same_with_remote_code(tmp_path: Path) -> None:
     import json
-    import os
-    import subprocess
-    import sys
 
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -159,22 +156,16 @@ def test_a_units_first_checkpoint_reads_and_writes_the_same_with_remote_code(tmp
         output_dir=str(tmp_path / "run"),
     )  # fmt: skip
     final = run_training(args)["final_dir"]
-    script = (
-        "import sys, json, torch\n"
-        "sys.modules['hf_numbers'] = None\n"
+    code = (
+        "import json, torch\n"
         "from transformers import AutoModelForCausalLM, AutoTokenizer\n"
         "tok = AutoTokenizer.from_pretrained(sys.argv[1], trust_remote_code=True)\n"
         "model = AutoModelForCausalLM.from_pretrained(sys.argv[1], trust_remote_code=True)\n"
         "ids = tok(sys.argv[2], return_tensors='pt')['input_ids']\n"
         "print(json.dumps([ids[0].tolist(), tok.decode(ids[0]), model(input_ids=ids).logits.sum().item()]))\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(HF_HUB_OFFLINE="1", HF_MODULES_CACHE=str(tmp_path / "modules"))
     text = "313336 + 511116 = 824452"
-    result = subprocess.run([sys.executable, "-c", script, final, text], cwd=tmp_path, env=env, capture_output=True,
-                            text=True, timeout=300)  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    remote_ids, remote_text, remote_logits = json.loads(result.stdout.strip().splitlines()[-1])
+    remote_ids, remote_text, remote_logits = json.loads(last_line_without_hf_numbers(code, final, text, cwd=tmp_path))
     tokenizer, model = AutoTokenizer.from_pretrained(final), AutoModelForCausalLM.from_pretrained(final)
     ids = tokenizer(text, return_tensors="pt")["input_ids"]
     assert remote_ids == ids[0].tolist() and remote_text == tokenizer.decode(ids[0])
