@@ -52,8 +52,8 @@ class DigitLookahead(nn.Module):
         """
         digit_rows = token_head[self.digit_ids].float()
         hidden = hidden_states.float()
-        is_digit = (targets.unsqueeze(-1) == self.digit_ids).any(-1)
-        digit = (targets.unsqueeze(-1) == self.digit_ids).float().argmax(-1)
+        matches = targets.unsqueeze(-1) == self.digit_ids  # (B, L, 10): which digit each target is, if any
+        is_digit, digit = matches.any(-1), matches.float().argmax(-1)
         length, total = targets.shape[1], hidden.new_zeros(())
         for k in range(1, self.heads.shape[0] + 1):
             scored = is_digit[:, k:].clone()
