@@ -60,6 +60,10 @@ own digit tokens."""
 LOOKAHEAD = ("--digit_lookahead", "2")
 """The digit lookahead: heads that score, where the model writes a digit, the number's next two digits (training only;
 weight 1, fixed before any run)."""
+LOOKAHEAD_1 = ("--digit_lookahead", "1")
+"""The lookahead's ablation for products: the next digit only (half :data:`LOOKAHEAD`'s extra targets)."""
+LOOKAHEAD_LIGHT = ("--digit_lookahead", "2", "--digit_lookahead_weight", "0.25")
+"""The lookahead's ablation for products: two digits ahead at a quarter of the weight."""
 ALIGN = ("--align_steps", "100")
 """Alignment before the task (``--align_steps``): texts of the training split's numbers, no task labels."""
 SETUPS = {
@@ -123,6 +127,11 @@ SETUPS = {
                                 "digit tokens, BOS first, LoRA + NTL + digit lookahead (2)"),
     "digits-bos-lora-ntl-look2": (("--number_encoding", "digits", *BOS, *LORA, *NTL, *LOOKAHEAD),
                                   "value-aware digits (FoNE + place), BOS first, LoRA + NTL + digit lookahead (2)"),
+    "digits-bos-lora-ntl-look1": (("--number_encoding", "digits", *BOS, *LORA, *NTL, *LOOKAHEAD_1),
+                                  "value-aware digits (FoNE + place), BOS first, LoRA + NTL + digit lookahead (1)"),
+    "digits-bos-lora-ntl-look2-light": (("--number_encoding", "digits", *BOS, *LORA, *NTL, *LOOKAHEAD_LIGHT),
+                                        "value-aware digits (FoNE + place), BOS first, LoRA + NTL + digit lookahead "
+                                        "(2, weight 0.25)"),
     "digits-randstart-lora-ntl": (("--number_encoding", "digits", "--digits_zero_start", "false", *LORA, *NTL),
                                   "value-aware digits, random (not zero) start, LoRA + NTL"),
 }
