@@ -147,7 +147,8 @@ def smollm2_folder() -> str:
 SEEDED = ("text-lora-ntl", "digits-lora-ntl", "xval-align-lora", "xval-lora", "digits-units-lora-ntl",
           "text-bos-lora-ntl", "digits-units-bos-lora-ntl", "digits-bos-lora-ntl",
           "text-units-bos-lora-ntl", "digits-ramp-bos-lora-ntl", "digits-below-bos-lora-ntl",
-          "text-bos-lora-ntl-800", "digits-bos-lora-ntl-800", "text-bos-lora-ntl-look2", "digits-bos-lora-ntl-look2")
+          "text-bos-lora-ntl-800", "digits-bos-lora-ntl-800", "text-bos-lora-ntl-look2", "digits-bos-lora-ntl-look2",
+          "digits-bos-lora-ntl-look2-light")
 """The set-ups with a second training seed."""
 THIRD_SEEDED = ("text-bos-lora-ntl", "digits-bos-lora-ntl")
 """The set-ups whose products were within the two seeds' spread of each other (the default's choice): a third seed."""
