@@ -15,7 +15,7 @@ import pytest
 import torch
 from model_helpers import CAUSAL, MODEL_CLASSES, last_line_without_hf_numbers, tiny_config, tiny_model
 
-from hf_numbers.modeling.digit_lookahead import DigitLookahead
+from hf_numbers.modeling.digit_lookahead import DigitLookahead, scale_digit_lookahead
 from hf_numbers.training.lora import number_lora_config
 
 DIGIT_IDS = list(range(10, 20))  # "0".."9" in the tiny vocabulary (model_helpers.DIGIT_TOKENS)
@@ -89,6 +89,42 @@ def test_lora_trains_the_heads_whole_and_a_checkpoint_keeps_them(tmp_path: Path)
     assert torch.equal(reloaded.digit_lookahead.heads, model.digit_lookahead.heads)
 
 
+def test_a_scaled_weight_scales_the_lookahead_alone_and_a_reloaded_model_starts_at_one(tmp_path: Path) -> None:
+    model = tiny_model("llama", "text", **LOOKAHEAD).eval()
+    model.digit_lookahead.heads.data.normal_()
+    with torch.no_grad():
+        full = model(**batch())
+        scale_digit_lookahead(model, 0.5)
+        half = model(**batch())
+    assert torch.equal(half.logits, full.logits) and torch.equal(half.token_loss, full.token_loss)
+    lookahead = full.loss - full.token_loss
+    assert (half.loss - half.token_loss).item() == pytest.approx(0.5 * lookahead.item(), rel=1e-5)
+    model.save_pretrained(tmp_path)  # the scale is the loop's, not the checkpoint's
+    with torch.no_grad():
+        reloaded = MODEL_CLASSES["llama"].from_pretrained(tmp_path).eval()(**batch())
+    assert reloaded.loss.item() == pytest.approx(full.loss.item(), rel=1e-5)
+
+
+def test_under_the_trainer_the_linear_decay_sets_one_minus_the_finished_fraction(tmp_path: Path) -> None:
+    from transformers import Trainer, TrainingArguments
+
+    from hf_numbers.training import LinearLookaheadDecay
+
+    model = tiny_model("llama", "text", **LOOKAHEAD)
+    rows = [{key: value[0] for key, value in batch().items()}] * 8
+    seen = []
+
+    class Spy(LinearLookaheadDecay):
+        def on_step_begin(self, *args: object, **kwargs: object) -> None:
+            super().on_step_begin(*args, **kwargs)
+            seen.append(model.digit_lookahead.weight_scale.item())
+
+    args = TrainingArguments(output_dir=str(tmp_path), max_steps=4, per_device_train_batch_size=4, report_to=[],
+                             use_cpu=True, save_strategy="no", logging_steps=1)  # fmt: skip
+    Trainer(model=model, args=args, train_dataset=rows, callbacks=[Spy()]).train()
+    assert seen == [1.0, 0.75, 0.5, 0.25]
+
+
 @pytest.mark.parametrize(
     "backbone,encoding,fields,message",
     [
@@ -155,14 +191,33 @@ def test_hf_numbers_train_adds_the_loss_and_saves_the_trained_heads(
     assert float(last_line_without_hf_numbers(code, str(run / "final"), cwd=tmp_path)) == pytest.approx(loss, rel=1e-5)
 
 
+def test_hf_numbers_train_anneals_the_lookahead_linearly(pretrained: Path, tmp_path: Path) -> None:
+    from hf_numbers.cli import main
+
+    run = tmp_path / "run"
+    main(["train", "--task", "fone_arithmetic", "--train_size", "32", "--eval_size", "8", "--max_steps", "2",
+          "--per_device_train_batch_size", "8", "--disable_tqdm", "true", "--use_cpu", "true", "--logging_steps", "1",
+          "--pretrained", str(pretrained), "--number_encoding", "text", "--lora_r", "4", "--digit_lookahead", "2",
+          "--digit_lookahead_schedule", "linear", "--output_dir", str(run)])  # fmt: skip
+    first, second = json.loads((run / "log_history.json").read_text())[:2]
+    lookahead = [r["loss"] - r["token_loss"] - 0.3 * r["number_loss"] for r in (first, second)]
+    # heads at zero score ln 10 a place; one small step later they still score about that, now at half the weight
+    assert lookahead[0] == pytest.approx(math.log(10), abs=1e-3)
+    assert lookahead[1] == pytest.approx(0.5 * math.log(10), abs=0.05)
+
+
 @pytest.mark.parametrize(
     "flags,message",
     [
         (["--number_encoding", "xval"], "digit_lookahead scores digit tokens; number_encoding 'xval' writes"),
         (["--backbone", "bert"], "backbone 'bert' is a masked LM"),
         (["--number_encoding", "text", "--digit_lookahead", "9"], "digit_lookahead must be in [0, 8]"),
+        (["--number_encoding", "text", "--digit_lookahead_schedule", "cosine"],
+         "digit_lookahead_schedule='cosine' is unknown; allowed: constant, linear"),
+        (["--number_encoding", "text", "--digit_lookahead", "0", "--digit_lookahead_schedule", "linear"],
+         "digit_lookahead_schedule linear moves the weight of the digit lookahead; set --digit_lookahead too"),
     ],
-    ids=["num-token", "masked", "too-far"],
+    ids=["num-token", "masked", "too-far", "unknown-schedule", "schedule-without-heads"],
 )
 def test_hf_numbers_train_refuses_what_the_lookahead_cannot_serve(
     flags: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -22,7 +22,7 @@ from torch import nn
 from torch.nn import functional as F
 from transformers import initialization as init
 
-__all__ = ["DigitLookahead", "build_digit_lookahead"]
+__all__ = ["DigitLookahead", "build_digit_lookahead", "scale_digit_lookahead"]
 
 
 class DigitLookahead(nn.Module):
@@ -35,6 +35,8 @@ class DigitLookahead(nn.Module):
         self.heads = nn.Parameter(torch.zeros(config.digit_lookahead, width, width))  # no draw from the RNG
         self.ids = list(config.digit_lookahead_ids)
         self.register_buffer("digit_ids", torch.tensor(self.ids), persistent=False)
+        # what the loss is multiplied by: 1, unless a training loop anneals it (scale_digit_lookahead)
+        self.register_buffer("weight_scale", torch.ones(()), persistent=False)
 
     def init_parameters(self) -> None:
         """Zero heads: before training the loss is ``ln 10`` at every scored place and nothing reaches the trunk
@@ -42,9 +44,11 @@ class DigitLookahead(nn.Module):
         does not hold (``from_pretrained`` builds the module without values)."""
         init.zeros_(self.heads)
         init.copy_(self.digit_ids, torch.tensor(self.ids))
+        init.ones_(self.weight_scale)
 
     def loss(self, hidden_states: torch.Tensor, targets: torch.Tensor, token_head: torch.Tensor) -> torch.Tensor:
-        """The mean over heads of each head's mean cross-entropy among the ten digits (0 where none is scored).
+        """The mean over heads of each head's mean cross-entropy among the ten digits (0 where none is scored), times
+        :attr:`weight_scale`.
 
         ``targets[:, t]`` is the token position ``t`` is scored on (a causal LM's labels shifted by one, -100
         ignored); head ``k`` scores ``targets[:, t + k]`` where ``targets[:, t .. t + k]`` are all digits.
@@ -62,7 +66,20 @@ class DigitLookahead(nn.Module):
             logits = (hidden[:, : length - k] @ self.heads[k - 1].T) @ digit_rows.T
             losses = F.cross_entropy(logits.transpose(1, 2), digit[:, k:], reduction="none")
             total = total + (losses * scored).sum() / scored.sum().clamp(min=1)
-        return total / self.heads.shape[0]
+        return total / self.heads.shape[0] * self.weight_scale
+
+
+def scale_digit_lookahead(model: nn.Module, scale: float) -> None:
+    """Multiply the loss of every digit lookahead in ``model`` by ``scale`` from now on (an annealed auxiliary loss:
+    ``--digit_lookahead_schedule linear`` sets ``1 - step / max_steps`` before each step, so that the trunk ends
+    trained for its tokens alone). In place, on the device: no host sync, and a compiled step reads the new value.
+
+    Example:
+        >>> scale_digit_lookahead(model, 0.5)  # the lookahead's loss now counts half  # doctest: +SKIP
+    """
+    for module in model.modules():
+        if isinstance(module, DigitLookahead):
+            module.weight_scale.fill_(scale)
 
 
 def build_digit_lookahead(config: Any) -> DigitLookahead | None:

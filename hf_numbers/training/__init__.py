@@ -28,6 +28,7 @@ from .pipeline import FINAL_DIR, load_trained, run_training
 
 __all__ = [
     "FINAL_DIR",
+    "LinearLookaheadDecay",
     "NumberTokenLoss",
     "NumberTokenLossTrainer",
     "NumberTrainingArguments",
@@ -60,4 +61,8 @@ def __getattr__(name: str) -> Any:
         from .number_token_loss_trainer import NumberTokenLossTrainer
 
         return NumberTokenLossTrainer
+    if name == "LinearLookaheadDecay":  # a transformers TrainerCallback: loaded on first use, as the Trainer
+        from .lookahead_schedule import LinearLookaheadDecay
+
+        return LinearLookaheadDecay
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

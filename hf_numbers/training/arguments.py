@@ -332,6 +332,13 @@ class NumberTrainingArguments:
         },
     )
     digit_lookahead_weight: float = field(default=1.0, metadata={"help": "Weight of --digit_lookahead's loss."})
+    digit_lookahead_schedule: str = field(
+        default="constant",
+        metadata={
+            "help": "How --digit_lookahead_weight moves over training: constant, or linear (from the weight at the "
+            "first step down to 0 at the last: an annealed auxiliary loss, the trunk ending trained for its tokens)."
+        },
+    )
     hidden_size: int | None = field(default=None, metadata=_recommended("hidden_size", "Width of a new model."))
     num_layers: int | None = field(default=None, metadata=_recommended("num_layers", "Layers of a new model."))
     num_heads: int | None = field(default=None, metadata=_recommended("num_heads", "Attention heads of a new model."))
@@ -732,8 +739,10 @@ def _ignored_options_message(args: Any) -> str:
             f"that takes {it}")
 
 
+LOOKAHEAD_SCHEDULES = ("constant", "linear")
+"""How ``--digit_lookahead_weight`` moves over training (``--digit_lookahead_schedule``)."""
 CHOICES = {"mixed_precision": PRECISIONS, "number_token_init": NUMBER_TOKEN_INITS, "number_output": NUMBER_OUTPUTS,
-           "number_token_loss": NUMBER_TOKEN_LOSSES}
+           "number_token_loss": NUMBER_TOKEN_LOSSES, "digit_lookahead_schedule": LOOKAHEAD_SCHEDULES}
 """Arguments that name one of a few choices."""
 _AT_LEAST_ONE = ("per_device_train_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps",
                  "max_length", "train_size", "eval_size", "logging_steps")
@@ -787,6 +796,9 @@ CONFLICTS: tuple[tuple[Callable[[Any], Any], Callable[[Any], str]], ...] = (
     (lambda a: a.digit_lookahead and _has_module(a.number_encoding) and a.number_output != "digits",
      lambda a: f"digit_lookahead scores digit tokens; number_encoding {a.number_encoding!r} writes numbers as [NUM] "
                f"tokens (use a text encoding, or --number_output digits)"),
+    (lambda a: a.digit_lookahead_schedule != "constant" and not a.digit_lookahead,
+     lambda a: f"digit_lookahead_schedule {a.digit_lookahead_schedule} moves the weight of the digit lookahead; set "
+               f"--digit_lookahead too"),
     (_ignored_options, _ignored_options_message),
     (lambda a: a.fsdp_cpu_offload and not a.fsdp,
      lambda a: "fsdp_cpu_offload offloads the shards of --fsdp; it needs --fsdp true"),

@@ -24,6 +24,7 @@ from tqdm.auto import tqdm
 
 from ..modeling import get_encoding
 from ..modeling.checks import NUMBER_MODULES
+from ..modeling.digit_lookahead import scale_digit_lookahead
 from ..modeling.encoding_base import REFUSED
 from ..strict_json import write_json
 from .arguments import NumberTrainingArguments
@@ -410,6 +411,8 @@ class _Run:
     def train_batch(self, batch: dict[str, torch.Tensor]) -> None:
         """Forward and backward of one micro-batch; the optimizer step where gradients sync."""
         with self.accelerator.accumulate(self.model):
+            if self.args.digit_lookahead_schedule == "linear":
+                scale_digit_lookahead(self.model, 1 - self.state.global_step / self.args.max_steps)
             try:
                 losses = _losses(self.step_model, batch, self.args, self.number_token_loss)
             except (ValueError, RuntimeError) as error:  # a value the encoding cannot carry: from the data, or

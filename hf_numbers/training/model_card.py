@@ -191,8 +191,9 @@ def _how(arguments: Mapping[str, Any]) -> str:
         parts.append(f"the number-token loss ({arguments['number_token_loss']}, weight "
                      f"{arguments.get('number_token_loss_weight')})")
     if arguments.get("digit_lookahead"):
+        annealed = " falling linearly to 0" if arguments.get("digit_lookahead_schedule") == "linear" else ""
         parts.append(f"the digit lookahead ({arguments['digit_lookahead']} digits ahead, weight "
-                     f"{arguments.get('digit_lookahead_weight')}; its heads are for training only)")
+                     f"{arguments.get('digit_lookahead_weight')}{annealed}; its heads are for training only)")
     return f", with {' and '.join(parts)}" if parts else ""
 
 
