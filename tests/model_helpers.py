@@ -199,13 +199,16 @@ def check_number_labels(encoding, labels: torch.Tensor, mask: torch.Tensor) -> N
     refuse_where(bad, lambda: f"number_labels {encoding.describe_refused(labels, bad)}")
 
 
-def last_line_without_hf_numbers(code: str, *argv: str, cwd: Path) -> str:
-    """The last line ``code`` prints, run in a fresh interpreter where ``import hf_numbers`` fails (a checkpoint's
-    remote code only), offline, with its own modules cache under ``cwd``; the run's stderr where it fails."""
+def last_line_without_hf_numbers(code: str, *argv: str, cwd: Path, python: str = sys.executable, timeout: int = 300,
+                                 modules: str = "modules") -> str:
+    """The last line ``code`` prints ("" where none), run by ``python`` (a fresh interpreter) where
+    ``import hf_numbers`` fails (a checkpoint's remote code only), offline, with its own modules cache
+    ``cwd / modules``; the run's stderr where it fails."""
     script = "import sys\nsys.modules['hf_numbers'] = None\n" + code
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(HF_HUB_OFFLINE="1", HF_MODULES_CACHE=str(cwd / "modules"))
-    result = subprocess.run([sys.executable, "-c", script, *argv], cwd=cwd, env=env, capture_output=True, text=True,
-                            timeout=300)  # fmt: skip
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_MODULES_CACHE=str(cwd / modules))
+    result = subprocess.run([python, "-c", script, *argv], cwd=cwd, env=env, capture_output=True, text=True,
+                            timeout=timeout)  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
-    return result.stdout.strip().splitlines()[-1]
+    lines = result.stdout.strip().splitlines()
+    return lines[-1] if lines else ""

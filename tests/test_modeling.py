@@ -25,6 +25,7 @@ from model_helpers import (
     backbone_config,
     backbone_state,
     inputs_only,
+    last_line_without_hf_numbers,
     one_thread,
     random_batch,
     tiny_config,
@@ -151,17 +152,8 @@ def load_remotely(python: str, root: Path, outputs: str) -> None:
     """Load every checkpoint under ``root`` with trust_remote_code in ONE fresh ``python``; save its outputs."""
     names = [part for backbone, encoding in MATRIX + TEXT_MATRIX + DIGIT_MATRIX
              for part in (f"{backbone}-{encoding}", BACKBONES[backbone].auto_class_name)]
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_MODULES_CACHE=str(root / f"modules-{outputs}"))
-    result = subprocess.run(
-        [python, "-c", _REMOTE_SCRIPT, str(root), outputs, *names],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
+    last_line_without_hf_numbers(_REMOTE_SCRIPT, str(root), outputs, *names, cwd=root, python=python,
+                                 modules=f"modules-{outputs}")  # fmt: skip
 
 
 @pytest.fixture(scope="module")

@@ -17,15 +17,13 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 import shutil
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 import torch
+from model_helpers import last_line_without_hf_numbers
 from safetensors.torch import load_file, save_file
 
 import hf_numbers
@@ -135,16 +133,12 @@ def own_code_outputs(name: str, tmp_path: Path) -> dict:
     """:func:`checkpoint_outputs` of a copy of the checkpoint ``name`` with its own code (``code/``), in a fresh
     interpreter where hf_numbers cannot be imported."""
     script = _REMOTE.format(source=textwrap.dedent(inspect.getsource(checkpoint_outputs)))
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_MODULES_CACHE=str(tmp_path / "modules"))
     folder, outputs = shutil.copytree(ROOT / name, tmp_path / name), tmp_path / "outputs.safetensors"
     for path in (ROOT / "code").glob("*.py"):
         shutil.copy(path, folder)
     auto_class_name = BACKBONES[CHECKPOINTS[name][0]].auto_class_name
-    result = subprocess.run([sys.executable, "-c", script, str(folder), auto_class_name, TEXT, str(outputs)],
-                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    return {"tensors": load_file(outputs), "modules": json.loads(result.stdout.strip().splitlines()[-1])}
+    modules = last_line_without_hf_numbers(script, str(folder), auto_class_name, TEXT, str(outputs), cwd=tmp_path)
+    return {"tensors": load_file(outputs), "modules": json.loads(modules)}
 
 
 @pytest.mark.parametrize("name", CHECKPOINTS)

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -14,7 +11,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from model_helpers import TEXT_ENCODINGS, covering_pairs
+from model_helpers import TEXT_ENCODINGS, covering_pairs, last_line_without_hf_numbers
 from transformers import AutoTokenizer
 
 from hf_numbers import (
@@ -302,12 +299,7 @@ def test_remote_code_load_without_hf_numbers(tokenizers, plain_tokenizer_dirs, t
         print(json.dumps(out))
         """
     )
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_MODULES_CACHE=str(tmp_path / "modules"))
-    result = subprocess.run(
-        [sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout.strip().splitlines()[-1]) == expected
+    assert json.loads(last_line_without_hf_numbers(script, cwd=tmp_path)) == expected
 
 
 @pytest.mark.parametrize("name", BACKBONES)

@@ -5,16 +5,13 @@ the same outputs, the same generated numbers (causal) or filled masks (masked), 
 from __future__ import annotations
 
 import inspect
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
-from model_helpers import ENCODINGS, one_thread
+from model_helpers import ENCODINGS, last_line_without_hf_numbers, one_thread
 
 from hf_numbers import BACKBONES, format_number
 from hf_numbers.training import NumberTrainingArguments, run_training
@@ -90,11 +87,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     script = _REMOTE_SCRIPT.format(function=textwrap.dedent(inspect.getsource(checkpoint_outputs)), prompts=PROMPTS)
     kinds = [item for backbone, path in finals.items()
              for item in (str(path), "causal" if BACKBONES[backbone].causal else "masked")]
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_MODULES_CACHE=str(root / "modules"))
-    result = subprocess.run([sys.executable, "-c", script, *kinds], cwd=root, env=env, capture_output=True,
-                            text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
+    last_line_without_hf_numbers(script, *kinds, cwd=root)
     return finals
 
 

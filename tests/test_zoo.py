@@ -6,9 +6,6 @@ generic path with the base model's logits before training."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -19,6 +16,7 @@ from model_helpers import (
     ENCODINGS,
     TEXT_ENCODINGS,
     ZOO_MATRIX,
+    last_line_without_hf_numbers,
     needs_smollm2,
 )
 
@@ -174,11 +172,7 @@ def test_zoo_checkpoints_load_with_their_own_code_without_hf_numbers(saved_zoo, 
         print(json.dumps(out))
         """
     )
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_MODULES_CACHE=str(tmp_path / "modules"))
-    result = subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True,
-                            timeout=600)  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    remote = json.loads(result.stdout.strip().splitlines()[-1])
+    remote = json.loads(last_line_without_hf_numbers(script, cwd=tmp_path, timeout=600))
     for (name, encoding), (_, logits) in checked.items():
         assert torch.allclose(torch.tensor(remote[f"{name} {encoding}"]), torch.tensor(logits), atol=1e-6), name
 
