@@ -45,9 +45,11 @@ def test_the_heads_never_change_what_the_model_writes_and_start_at_ln_10(backbon
         assert model(**batch(), loss_only=True).loss.item() == pytest.approx(trained.loss.item(), rel=1e-5)
 
 
-def reference_loss(module: DigitLookahead, hidden: torch.Tensor, targets: torch.Tensor, rows: torch.Tensor) -> float:
+def reference_loss(module: DigitLookahead, hidden: torch.Tensor, targets: torch.Tensor, rows: torch.Tensor
+                   ) -> torch.Tensor:
     """The loss written out position by position: head k scores targets[t + k] where targets[t .. t + k] are
-    digits."""
+    digits (with ``confidence``, times the token head's probability of targets[t + k] at position t + k, among the
+    ten digits, a weight without gradient)."""
     digits = module.digit_ids.tolist()
     per_head = []
     for k in range(1, module.heads.shape[0] + 1):
@@ -55,23 +57,31 @@ def reference_loss(module: DigitLookahead, hidden: torch.Tensor, targets: torch.
         for b in range(targets.shape[0]):
             for t in range(targets.shape[1] - k):
                 if all(int(targets[b, t + i]) in digits for i in range(k + 1)):
+                    target = digits.index(int(targets[b, t + k]))
                     logits = module.heads[k - 1] @ hidden[b, t] @ rows[digits].T
-                    losses.append(-torch.log_softmax(logits, -1)[digits.index(int(targets[b, t + k]))])
+                    own = torch.softmax(hidden[b, t + k] @ rows[digits].T, -1)[target].detach()
+                    losses.append(-torch.log_softmax(logits, -1)[target] * (own if module.confidence else 1))
         per_head.append(torch.stack(losses).mean() if losses else torch.tensor(0.0))
-    return torch.stack(per_head).mean().item()
+    return torch.stack(per_head).mean()
 
 
-def test_the_loss_scores_each_digit_ahead_within_one_number_only() -> None:
+@pytest.mark.parametrize("confidence", [False, True], ids=["plain", "confidence"])
+def test_the_loss_scores_each_digit_ahead_within_one_number_only(confidence: bool) -> None:
     torch.manual_seed(0)
-    module = DigitLookahead(tiny_config("llama", "text", digit_lookahead=3, digit_lookahead_ids=DIGIT_IDS))
+    module = DigitLookahead(tiny_config("llama", "text", digit_lookahead=3, digit_lookahead_ids=DIGIT_IDS,
+                                        digit_lookahead_confidence=confidence))  # fmt: skip
     module.heads.data.normal_()
     targets = torch.tensor([[11, 12, 13, 5, 14, 15, -100, 16, 17, 18, 19, 6], [5, 6, 11, 12, 7, 13, 14, 15, 16, 17, 5,
                                                                                -100]])  # fmt: skip
     hidden, rows = torch.randn(2, 12, 32), torch.randn(100, 32)
     with torch.no_grad():
         loss = module.loss(hidden, targets, rows)
-    assert loss.item() == pytest.approx(reference_loss(module, hidden, targets, rows), rel=1e-5)
+    assert loss.item() == pytest.approx(reference_loss(module, hidden, targets, rows).item(), rel=1e-5)
     assert module.loss(hidden, torch.full_like(targets, 5), rows).item() == 0.0  # no digits: nothing scored
+    hidden.requires_grad_(True)  # with confidence, the weights carry no gradient: the trunk is not taught to doubt
+    grad = torch.autograd.grad(module.loss(hidden, targets, rows), hidden)[0]  # its own next digit
+    expected = torch.autograd.grad(reference_loss(module, hidden, targets, rows), hidden)[0]
+    assert torch.allclose(grad, expected, atol=1e-6)
 
 
 def test_lora_trains_the_heads_whole_and_a_checkpoint_keeps_them(tmp_path: Path) -> None:
@@ -133,9 +143,10 @@ def test_under_the_trainer_the_linear_decay_sets_one_minus_the_finished_fraction
         ("llama", "text", {"digit_lookahead": 2}, "the ten ids of the tokens 0 ... 9"),
         ("llama", "text", {"digit_lookahead": 9, "digit_lookahead_ids": DIGIT_IDS}, "an integer in [0, 8]"),
         ("llama", "text", {**LOOKAHEAD, "digit_lookahead_weight": float("nan")}, "a finite number >= 0"),
+        ("llama", "text", {**LOOKAHEAD, "digit_lookahead_confidence": "yes"}, "must be true or false, got 'yes'"),
         ("bert", "text", LOOKAHEAD, "this is a masked LM"),
     ],
-    ids=["num-token", "nine-ids", "no-ids", "too-far", "nan-weight", "masked"],
+    ids=["num-token", "nine-ids", "no-ids", "too-far", "nan-weight", "confidence-not-bool", "masked"],
 )
 def test_settings_it_cannot_serve_are_refused_by_name(backbone: str, encoding: str, fields: dict, message: str) -> None:
     with pytest.raises(ValueError, match="digit_lookahead") as error:
@@ -206,6 +217,22 @@ def test_hf_numbers_train_anneals_the_lookahead_linearly(pretrained: Path, tmp_p
     assert lookahead[1] == pytest.approx(0.5 * math.log(10), abs=0.05)
 
 
+def test_hf_numbers_train_passes_the_confidence_weighting_to_the_model_and_its_card(
+    pretrained: Path, tmp_path: Path
+) -> None:
+    from transformers import AutoConfig
+
+    from hf_numbers.cli import main
+
+    run = tmp_path / "run"
+    main(["train", "--task", "fone_arithmetic", "--train_size", "16", "--eval_size", "4", "--max_steps", "1",
+          "--per_device_train_batch_size", "8", "--disable_tqdm", "true", "--use_cpu", "true",
+          "--pretrained", str(pretrained), "--number_encoding", "digits", "--lora_r", "4", "--digit_lookahead", "2",
+          "--digit_lookahead_confidence", "true", "--output_dir", str(run)])  # fmt: skip
+    assert AutoConfig.from_pretrained(run / "final").digit_lookahead_confidence is True
+    assert "each digit weighted by the model's own confidence" in (run / "final" / "README.md").read_text()
+
+
 @pytest.mark.parametrize(
     "flags,message",
     [
@@ -216,8 +243,10 @@ def test_hf_numbers_train_anneals_the_lookahead_linearly(pretrained: Path, tmp_p
          "digit_lookahead_schedule='cosine' is unknown; allowed: constant, linear"),
         (["--number_encoding", "text", "--digit_lookahead", "0", "--digit_lookahead_schedule", "linear"],
          "digit_lookahead_schedule linear moves the weight of the digit lookahead; set --digit_lookahead too"),
+        (["--number_encoding", "text", "--digit_lookahead", "0", "--digit_lookahead_confidence", "true"],
+         "digit_lookahead_confidence weights the digits the digit lookahead asks for; set --digit_lookahead too"),
     ],
-    ids=["num-token", "masked", "too-far", "unknown-schedule", "schedule-without-heads"],
+    ids=["num-token", "masked", "too-far", "unknown-schedule", "schedule-without-heads", "confidence-without-heads"],
 )
 def test_hf_numbers_train_refuses_what_the_lookahead_cannot_serve(
     flags: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

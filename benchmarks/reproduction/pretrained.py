@@ -67,6 +67,9 @@ LOOKAHEAD_LIGHT = ("--digit_lookahead", "2", "--digit_lookahead_weight", "0.25")
 LOOKAHEAD_DECAY = ("--digit_lookahead", "2", "--digit_lookahead_schedule", "linear")
 """The lookahead's ablation for products: :data:`LOOKAHEAD`'s weight falling linearly from 1 to 0 over training (an
 annealed auxiliary loss: does the sums' gain outlast it, and the products' loss not?)."""
+LOOKAHEAD_CONFIDENT = ("--digit_lookahead", "2", "--digit_lookahead_confidence", "true")
+"""The lookahead's ablation for products: each digit asked for ahead weighted by the model's own probability of it
+where it is the next token (a product's middle digits, which the model cannot write even next, then add little)."""
 ALIGN = ("--align_steps", "100")
 """Alignment before the task (``--align_steps``): texts of the training split's numbers, no task labels."""
 SETUPS = {
@@ -138,6 +141,9 @@ SETUPS = {
     "digits-bos-lora-ntl-look2-decay": (("--number_encoding", "digits", *BOS, *LORA, *NTL, *LOOKAHEAD_DECAY),
                                         "value-aware digits (FoNE + place), BOS first, LoRA + NTL + digit lookahead "
                                         "(2, weight 1 falling to 0)"),
+    "digits-bos-lora-ntl-look2-conf": (("--number_encoding", "digits", *BOS, *LORA, *NTL, *LOOKAHEAD_CONFIDENT),
+                                       "value-aware digits (FoNE + place), BOS first, LoRA + NTL + digit lookahead "
+                                       "(2, weighted by confidence)"),
     "digits-randstart-lora-ntl": (("--number_encoding", "digits", "--digits_zero_start", "false", *LORA, *NTL),
                                   "value-aware digits, random (not zero) start, LoRA + NTL"),
 }
@@ -154,7 +160,7 @@ SEEDED = ("text-lora-ntl", "digits-lora-ntl", "xval-align-lora", "xval-lora", "d
           "text-bos-lora-ntl", "digits-units-bos-lora-ntl", "digits-bos-lora-ntl",
           "text-units-bos-lora-ntl", "digits-ramp-bos-lora-ntl", "digits-below-bos-lora-ntl",
           "text-bos-lora-ntl-800", "digits-bos-lora-ntl-800", "text-bos-lora-ntl-look2", "digits-bos-lora-ntl-look2",
-          "digits-bos-lora-ntl-look2-light", "digits-bos-lora-ntl-look2-decay")
+          "digits-bos-lora-ntl-look2-light", "digits-bos-lora-ntl-look2-conf")
 """The set-ups with a second training seed."""
 THIRD_SEEDED = ("text-bos-lora-ntl", "digits-bos-lora-ntl")
 """The set-ups whose products were within the two seeds' spread of each other (the default's choice): a third seed."""

@@ -56,6 +56,9 @@ class NumberConfigFields:
         digit_lookahead: a causal LM that writes digits: heads that score, where a digit is written, the digits
             1 to ``digit_lookahead`` places after it (``digit_lookahead.py``; training only); 0: none.
         digit_lookahead_weight: weight of their loss, added to the token loss (>= 0).
+        digit_lookahead_confidence: weight each scored place by the probability the token head gives that digit
+            where it is the next token (among the ten digits, without gradient): a digit the model cannot write even
+            next (a product's middle digits) is asked for ahead little, as noise would be.
         digit_lookahead_ids: the ids of the tokens ``0`` ... ``9`` (:meth:`from_tokenizer` fills it where
             ``digit_lookahead`` is set).
         tokenizer_vocab_size: how many of the vocabulary's rows stand for a token (``len(tokenizer)``) where the
@@ -83,6 +86,7 @@ class NumberConfigFields:
     digit_tokens: list[list[int]] | None = None
     digit_lookahead: int = 0
     digit_lookahead_weight: float = 1.0
+    digit_lookahead_confidence: bool = False
     digit_lookahead_ids: list[int] | None = None
     tokenizer_vocab_size: int | None = None
     encoding_config: dict[str, Any] | None = None
@@ -208,6 +212,8 @@ class NumberConfigFields:
             raise ValueError(f"digit_lookahead must be an integer in [0, {MAX_LOOKAHEAD}], got {lookahead!r}")
         if not (isinstance(weight, (int, float)) and math.isfinite(weight) and weight >= 0):
             raise ValueError(f"digit_lookahead_weight must be a finite number >= 0, got {weight!r}")
+        if not isinstance(confidence := self.digit_lookahead_confidence, bool):
+            raise ValueError(f"digit_lookahead_confidence must be true or false, got {confidence!r}")
         if not lookahead:
             return
         if get_encoding(self.number_encoding).has_number_module and self.number_output != "digits":

@@ -332,6 +332,13 @@ class NumberTrainingArguments:
         },
     )
     digit_lookahead_weight: float = field(default=1.0, metadata={"help": "Weight of --digit_lookahead's loss."})
+    digit_lookahead_confidence: bool = field(
+        default=False,
+        metadata={
+            "help": "Weight each digit --digit_lookahead asks for by the probability the model gives it where it is "
+            "the next token (a digit it cannot write even next, such as a product's middle digits, adds little noise)."
+        },
+    )
     digit_lookahead_schedule: str = field(
         default="constant",
         metadata={
@@ -796,6 +803,8 @@ CONFLICTS: tuple[tuple[Callable[[Any], Any], Callable[[Any], str]], ...] = (
     (lambda a: a.digit_lookahead and _has_module(a.number_encoding) and a.number_output != "digits",
      lambda a: f"digit_lookahead scores digit tokens; number_encoding {a.number_encoding!r} writes numbers as [NUM] "
                f"tokens (use a text encoding, or --number_output digits)"),
+    (lambda a: a.digit_lookahead_confidence and not a.digit_lookahead,
+     lambda a: "digit_lookahead_confidence weights the digits the digit lookahead asks for; set --digit_lookahead too"),
     (lambda a: a.digit_lookahead_schedule != "constant" and not a.digit_lookahead,
      lambda a: f"digit_lookahead_schedule {a.digit_lookahead_schedule} moves the weight of the digit lookahead; set "
                f"--digit_lookahead too"),

@@ -192,8 +192,11 @@ def _how(arguments: Mapping[str, Any]) -> str:
                      f"{arguments.get('number_token_loss_weight')})")
     if arguments.get("digit_lookahead"):
         annealed = " falling linearly to 0" if arguments.get("digit_lookahead_schedule") == "linear" else ""
+        confident = ", each digit weighted by the model's own confidence" if arguments.get(
+            "digit_lookahead_confidence") else ""
         parts.append(f"the digit lookahead ({arguments['digit_lookahead']} digits ahead, weight "
-                     f"{arguments.get('digit_lookahead_weight')}{annealed}; its heads are for training only)")
+                     f"{arguments.get('digit_lookahead_weight')}{annealed}{confident}; its heads are for training "
+                     "only)")
     return f", with {' and '.join(parts)}" if parts else ""
 
 
