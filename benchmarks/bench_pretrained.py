@@ -8,8 +8,9 @@
 2. LoRA (r=16) training steps of the xVal model, answer-only loss, batch 16: CPU seconds per step
    (``time.process_time`` over the steps after one warm-up), so steps per CPU-second.
 3. The LoRA step of value-aware digits (``digits``; units first with a BOS token, one more token a text; and with a
-   BOS token and the digit lookahead's two heads) against the digit tokens' own (``text``) on the same 16 additions:
-   ``--rounds`` rounds of ``--steps`` steps each, the set-ups alternating; median ratio.
+   BOS token and the digit lookahead's two heads, plain and weighted by confidence) against the digit tokens' own
+   (``text``) on the same 16 additions: ``--rounds`` rounds of ``--steps`` steps each, the set-ups alternating;
+   median ratio.
 
 Prints a Markdown table; results go to benchmarks/results/pretrained_bench.md with the command.
 """
@@ -63,19 +64,21 @@ def lora_step_seconds(model, batch, steps: int) -> float:
 
 
 STEP_SETUPS = {
-    "text": ("text", "as_written", False, 0),
-    "digits": ("digits", "as_written", False, 0),
-    "digits, units first, BOS": ("digits", "units_first", True, 0),
-    "digits, BOS, digit lookahead 2": ("digits", "as_written", True, 2),
+    "text": ("text", "as_written", False, {}),
+    "digits": ("digits", "as_written", False, {}),
+    "digits, units first, BOS": ("digits", "units_first", True, {}),
+    "digits, BOS, digit lookahead 2": ("digits", "as_written", True, {"digit_lookahead": 2}),
+    "digits, BOS, digit lookahead 2 weighted by confidence": (
+        "digits", "as_written", True, {"digit_lookahead": 2, "digit_lookahead_confidence": True}),
 }
-"""The LoRA steps timed against the digit tokens' own: name -> (encoding, digit order, BOS first, digit lookahead)."""
+"""The LoRA steps timed against the digit tokens' own: name -> (encoding, digit order, BOS first, config fields)."""
 
 
 def digits_step_cost(folder: str, data, steps: int, rounds: int) -> list[str]:
     """Lines: the LoRA step of each of :data:`STEP_SETUPS` against ``text`` on the same 16 additions (its own
     tokenization of them), in alternating rounds."""
     models, batches = {}, {}
-    for name, (encoding, order, bos, lookahead) in STEP_SETUPS.items():
+    for name, (encoding, order, bos, fields) in STEP_SETUPS.items():
         tokenizer = NumberLlamaTokenizer.from_pretrained(folder, gguf_file=GGUF, number_scheme="text",
                                                          digit_order=order)  # fmt: skip
         tokenizer.pad_token = tokenizer.eos_token
@@ -84,8 +87,7 @@ def digits_step_cost(folder: str, data, steps: int, rounds: int) -> list[str]:
         collator = DataCollatorForNumberCausalLM(tokenizer, completion_only=True)
         batches[name] = collator([tokenized[i] for i in range(16)])
         model = NumberLlamaForCausalLM.from_pretrained_backbone(
-            folder, tokenizer, gguf_file=GGUF, number_encoding=encoding, text_digit_order=order,
-            **({"digit_lookahead": lookahead} if lookahead else {}),
+            folder, tokenizer, gguf_file=GGUF, number_encoding=encoding, text_digit_order=order, **fields
         )
         models[name] = require_peft().get_peft_model(model, number_lora_config(model, r=16)).train()
     times = {name: [] for name in models}
