@@ -22,7 +22,8 @@ from torch import nn
 from torch.nn import functional as F
 from transformers import initialization as init
 
-__all__ = ["DigitLookahead", "build_digit_lookahead", "scale_digit_lookahead"]
+__all__ = ["DigitLookahead", "build_digit_lookahead", "digit_lookaheads", "linear_lookahead_scale",
+           "scale_digit_lookahead"]
 
 
 class DigitLookahead(nn.Module):
@@ -75,17 +76,33 @@ class DigitLookahead(nn.Module):
         return total / self.heads.shape[0] * self.weight_scale
 
 
-def scale_digit_lookahead(model: nn.Module, scale: float) -> None:
-    """Multiply the loss of every digit lookahead in ``model`` by ``scale`` from now on (an annealed auxiliary loss:
-    ``--digit_lookahead_schedule linear`` sets ``1 - step / max_steps`` before each step, so that the trunk ends
-    trained for its tokens alone). In place, on the device: no host sync, and a compiled step reads the new value.
+def digit_lookaheads(model: nn.Module) -> list[DigitLookahead]:
+    """Every digit lookahead in ``model`` (one, or none): a training loop finds them once, not every step."""
+    return [module for module in model.modules() if isinstance(module, DigitLookahead)]
+
+
+def scale_digit_lookahead(heads: nn.Module | list[DigitLookahead], scale: float) -> None:
+    """Multiply the loss of every digit lookahead in ``heads`` (a model, or :func:`digit_lookaheads`' list) by
+    ``scale`` from now on (an annealed auxiliary loss: ``--digit_lookahead_schedule linear`` sets
+    :func:`linear_lookahead_scale` before each step, so that the trunk ends trained for its tokens alone). In place, on
+    the device: no host sync, and a compiled step reads the new value.
 
     Example:
         >>> scale_digit_lookahead(model, 0.5)  # the lookahead's loss now counts half  # doctest: +SKIP
     """
-    for module in model.modules():
-        if isinstance(module, DigitLookahead):
-            module.weight_scale.fill_(scale)
+    for head in digit_lookaheads(heads) if isinstance(heads, nn.Module) else heads:
+        head.weight_scale.fill_(scale)
+
+
+def linear_lookahead_scale(step: int, max_steps: int) -> float:
+    """The lookahead's scale at optimizer step ``step`` (from 0) of ``max_steps`` under the linear schedule: 1 at the
+    first step, falling by ``1 / max_steps`` a step.
+
+    Example:
+        >>> linear_lookahead_scale(100, 400)
+        0.75
+    """
+    return 1 - step / max_steps
 
 
 def build_digit_lookahead(config: Any) -> DigitLookahead | None:

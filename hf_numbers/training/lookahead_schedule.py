@@ -11,11 +11,11 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from ..modeling.digit_lookahead import scale_digit_lookahead
+from ..modeling.digit_lookahead import linear_lookahead_scale, scale_digit_lookahead
 
 
 class LinearLookaheadDecay(TrainerCallback):
-    """Before each optimizer step, the lookahead's loss scaled by ``1 - step / max_steps`` (1 at the first step)."""
+    """Before each optimizer step, the lookahead's loss scaled by ``linear_lookahead_scale`` (1 at the first step)."""
 
     def on_step_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
-        scale_digit_lookahead(model, 1 - state.global_step / state.max_steps)
+        scale_digit_lookahead(model, linear_lookahead_scale(state.global_step, state.max_steps))

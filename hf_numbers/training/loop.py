@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 
 from ..modeling import get_encoding
 from ..modeling.checks import NUMBER_MODULES
-from ..modeling.digit_lookahead import scale_digit_lookahead
+from ..modeling.digit_lookahead import DigitLookahead, digit_lookaheads, linear_lookahead_scale, scale_digit_lookahead
 from ..modeling.encoding_base import REFUSED
 from ..strict_json import write_json
 from .arguments import NumberTrainingArguments
@@ -330,6 +330,7 @@ class _Run:
     save_with: Sequence[Any]
     eval_loader: Any = None
     state: TrainerState = field(default_factory=TrainerState)
+    annealed: list[DigitLookahead] = field(default_factory=list)  # the lookaheads --digit_lookahead_schedule moves
     step_losses: torch.Tensor | None = None  # summed over this optimizer step's micro-batches
     window: torch.Tensor | None = None  # summed since the last log record
 
@@ -367,6 +368,7 @@ class _Run:
         zeros = torch.zeros(3, dtype=torch.float64, device=accelerator.device)
         return cls(args, accelerator, model, compiled_step(model) if compiled else model, parameters, optimizer,
                    scheduler, loader, FiniteGuard(optimizer, accelerator), number_token_loss, output_dir, save_with,
+                   annealed=digit_lookaheads(model) if args.digit_lookahead_schedule == "linear" else [],
                    step_losses=zeros, window=zeros.clone())
 
     def resume(self, checkpoint: Path) -> None:
@@ -411,8 +413,9 @@ class _Run:
     def train_batch(self, batch: dict[str, torch.Tensor]) -> None:
         """Forward and backward of one micro-batch; the optimizer step where gradients sync."""
         with self.accelerator.accumulate(self.model):
-            if self.args.digit_lookahead_schedule == "linear":
-                scale_digit_lookahead(self.model, 1 - self.state.global_step / self.args.max_steps)
+            if self.annealed:
+                scale = linear_lookahead_scale(self.state.global_step, self.args.max_steps)
+                scale_digit_lookahead(self.annealed, scale)
             try:
                 losses = _losses(self.step_model, batch, self.args, self.number_token_loss)
             except (ValueError, RuntimeError) as error:  # a value the encoding cannot carry: from the data, or
