@@ -144,6 +144,9 @@ SETUPS = {
     "digits-bos-lora-ntl-look2-conf": (("--number_encoding", "digits", *BOS, *LORA, *NTL, *LOOKAHEAD_CONFIDENT),
                                        "value-aware digits (FoNE + place), BOS first, LoRA + NTL + digit lookahead "
                                        "(2, weighted by confidence)"),
+    "text-bos-lora-ntl-look2-conf": (("--number_encoding", "text", *BOS, *LORA, *NTL, *LOOKAHEAD_CONFIDENT),
+                                     "digit tokens, BOS first, LoRA + NTL + digit lookahead (2, weighted by "
+                                     "confidence)"),
     "digits-randstart-lora-ntl": (("--number_encoding", "digits", "--digits_zero_start", "false", *LORA, *NTL),
                                   "value-aware digits, random (not zero) start, LoRA + NTL"),
 }
@@ -160,7 +163,7 @@ SEEDED = ("text-lora-ntl", "digits-lora-ntl", "xval-align-lora", "xval-lora", "d
           "text-bos-lora-ntl", "digits-units-bos-lora-ntl", "digits-bos-lora-ntl",
           "text-units-bos-lora-ntl", "digits-ramp-bos-lora-ntl", "digits-below-bos-lora-ntl",
           "text-bos-lora-ntl-800", "digits-bos-lora-ntl-800", "text-bos-lora-ntl-look2", "digits-bos-lora-ntl-look2",
-          "digits-bos-lora-ntl-look2-light", "digits-bos-lora-ntl-look2-conf")
+          "digits-bos-lora-ntl-look2-light", "digits-bos-lora-ntl-look2-conf", "text-bos-lora-ntl-look2-conf")
 """The set-ups with a second training seed."""
 THIRD_SEEDED = ("text-bos-lora-ntl", "digits-bos-lora-ntl")
 """The set-ups whose products were within the two seeds' spread of each other (the default's choice): a third seed."""
