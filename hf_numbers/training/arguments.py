@@ -80,7 +80,7 @@ PRETRAINED_RECIPE = {"number_encoding": "digits", "number_token_loss": "ntl"}
 """How ``--pretrained`` adapts a causal LM unless told otherwise (with ``--add_bos_token``'s default): value-aware
 digits (its own digit tokens, each with the value read so far added through a zero-started projection) and the
 number-token loss. On SmolLM2 + LoRA they lead its digit tokens alone on 6-digit addition (74.2 / 73.8 / 76.0% exact
-against 70.6 / 70.2 / 73.6%, training seeds 0 / 2 / 3) and on the next hourly temperature (test MSE 0.170 / 0.182
+against 70.6 / 70.2 / 73.6%, training seeds 0 / 2 / 3) and on the next hourly temperature (test MSE 0.169 / 0.182
 against 0.186 / 0.191, seeds 0 / 2), and trail on 3-digit multiplication (34.8 / 33.6 / 32.6% within 1% against
 34.6 / 36.8 / 39.2%): two tasks of three (docs/pretrained.md)."""
 
