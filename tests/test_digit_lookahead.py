@@ -45,13 +45,25 @@ def test_the_heads_never_change_what_the_model_writes_and_start_at_ln_10(backbon
         assert model(**batch(), loss_only=True).loss.item() == pytest.approx(trained.loss.item(), rel=1e-5)
 
 
+def test_per_token_each_place_asked_for_weighs_one_token_so_short_runs_ask_for_little() -> None:
+    plain = tiny_model("llama", "text").eval()
+    model = tiny_model("llama", "text", **LOOKAHEAD, digit_lookahead_mean="tokens").eval()
+    with torch.no_grad():  # 9 scored tokens a row (the labels shifted by one): 5 places one digit ahead, 3 two ahead
+        assert (model(**batch()).loss - plain(**batch()).loss).item() == pytest.approx(math.log(10) * 8 / 9, abs=1e-5)
+        short = torch.tensor([[5, 14, 14, 6, 15, 7]])  # `w 4 4 w 5 w`: one place to ask ahead among 5 tokens
+        short_batch = {"input_ids": short, "attention_mask": torch.ones_like(short), "labels": short}
+        lookahead = model(**short_batch).loss - plain(**short_batch).loss
+    assert lookahead.item() == pytest.approx(math.log(10) / 5, abs=1e-5)  # by places: ln 10 / 2 (the mean of heads)
+
+
 def reference_loss(module: DigitLookahead, hidden: torch.Tensor, targets: torch.Tensor, rows: torch.Tensor
                    ) -> torch.Tensor:
     """The loss written out position by position: head k scores targets[t + k] where targets[t .. t + k] are
     digits (with ``confidence``, times the token head's probability of targets[t + k] at position t + k, among the
-    ten digits, a weight without gradient)."""
+    ten digits, a weight without gradient); with ``per_token``, every place summed and divided by the scored tokens
+    instead of each head's mean, averaged."""
     digits = module.digit_ids.tolist()
-    per_head = []
+    per_head, tokens = [], int((targets != -100).sum())
     for k in range(1, module.heads.shape[0] + 1):
         losses = []
         for b in range(targets.shape[0]):
@@ -61,15 +73,19 @@ def reference_loss(module: DigitLookahead, hidden: torch.Tensor, targets: torch.
                     logits = module.heads[k - 1] @ hidden[b, t] @ rows[digits].T
                     own = torch.softmax(hidden[b, t + k] @ rows[digits].T, -1)[target].detach()
                     losses.append(-torch.log_softmax(logits, -1)[target] * (own if module.confidence else 1))
-        per_head.append(torch.stack(losses).mean() if losses else torch.tensor(0.0))
-    return torch.stack(per_head).mean()
+        if module.per_token:
+            per_head.append(torch.stack(losses).sum() / tokens if losses else torch.tensor(0.0))
+        else:
+            per_head.append(torch.stack(losses).mean() if losses else torch.tensor(0.0))
+    return torch.stack(per_head).sum() if module.per_token else torch.stack(per_head).mean()
 
 
+@pytest.mark.parametrize("mean", ["places", "tokens"])
 @pytest.mark.parametrize("confidence", [False, True], ids=["plain", "confidence"])
-def test_the_loss_scores_each_digit_ahead_within_one_number_only(confidence: bool) -> None:
+def test_the_loss_scores_each_digit_ahead_within_one_number_only(confidence: bool, mean: str) -> None:
     torch.manual_seed(0)
     module = DigitLookahead(tiny_config("llama", "text", digit_lookahead=3, digit_lookahead_ids=DIGIT_IDS,
-                                        digit_lookahead_confidence=confidence))  # fmt: skip
+                                        digit_lookahead_confidence=confidence, digit_lookahead_mean=mean))  # fmt: skip
     module.heads.data.normal_()
     targets = torch.tensor([[11, 12, 13, 5, 14, 15, -100, 16, 17, 18, 19, 6], [5, 6, 11, 12, 7, 13, 14, 15, 16, 17, 5,
                                                                                -100]])  # fmt: skip
@@ -144,9 +160,10 @@ def test_under_the_trainer_the_linear_decay_sets_one_minus_the_finished_fraction
         ("llama", "text", {"digit_lookahead": 9, "digit_lookahead_ids": DIGIT_IDS}, "an integer in [0, 8]"),
         ("llama", "text", {**LOOKAHEAD, "digit_lookahead_weight": float("nan")}, "a finite number >= 0"),
         ("llama", "text", {**LOOKAHEAD, "digit_lookahead_confidence": "yes"}, "must be true or false, got 'yes'"),
+        ("llama", "text", {**LOOKAHEAD, "digit_lookahead_mean": "digits"}, "one of places, tokens, got 'digits'"),
         ("bert", "text", LOOKAHEAD, "this is a masked LM"),
     ],
-    ids=["num-token", "nine-ids", "no-ids", "too-far", "nan-weight", "confidence-not-bool", "masked"],
+    ids=["num-token", "nine-ids", "no-ids", "too-far", "nan-weight", "confidence-not-bool", "unknown-mean", "masked"],
 )
 def test_settings_it_cannot_serve_are_refused_by_name(backbone: str, encoding: str, fields: dict, message: str) -> None:
     with pytest.raises(ValueError, match="digit_lookahead") as error:
@@ -217,7 +234,7 @@ def test_hf_numbers_train_anneals_the_lookahead_linearly(pretrained: Path, tmp_p
     assert lookahead[1] == pytest.approx(0.5 * math.log(10), abs=0.05)
 
 
-def test_hf_numbers_train_passes_the_confidence_weighting_to_the_model_and_its_card(
+def test_hf_numbers_train_passes_the_confidence_weighting_and_the_mean_to_the_model_and_its_card(
     pretrained: Path, tmp_path: Path
 ) -> None:
     from transformers import AutoConfig
@@ -228,9 +245,12 @@ def test_hf_numbers_train_passes_the_confidence_weighting_to_the_model_and_its_c
     main(["train", "--task", "fone_arithmetic", "--train_size", "16", "--eval_size", "4", "--max_steps", "1",
           "--per_device_train_batch_size", "8", "--disable_tqdm", "true", "--use_cpu", "true",
           "--pretrained", str(pretrained), "--number_encoding", "digits", "--lora_r", "4", "--digit_lookahead", "2",
-          "--digit_lookahead_confidence", "true", "--output_dir", str(run)])  # fmt: skip
-    assert AutoConfig.from_pretrained(run / "final").digit_lookahead_confidence is True
-    assert "each digit weighted by the model's own confidence" in (run / "final" / "README.md").read_text()
+          "--digit_lookahead_confidence", "true", "--digit_lookahead_mean", "tokens",
+          "--output_dir", str(run)])  # fmt: skip
+    config = AutoConfig.from_pretrained(run / "final")
+    assert config.digit_lookahead_confidence is True and config.digit_lookahead_mean == "tokens"
+    card = (run / "final" / "README.md").read_text()
+    assert "each digit weighted by the model's own confidence, each place weighing one token" in card
 
 
 @pytest.mark.parametrize(
@@ -245,8 +265,13 @@ def test_hf_numbers_train_passes_the_confidence_weighting_to_the_model_and_its_c
          "digit_lookahead_schedule linear moves the weight of the digit lookahead; set --digit_lookahead too"),
         (["--number_encoding", "text", "--digit_lookahead", "0", "--digit_lookahead_confidence", "true"],
          "digit_lookahead_confidence weights the digits the digit lookahead asks for; set --digit_lookahead too"),
+        (["--number_encoding", "text", "--digit_lookahead_mean", "digits"],
+         "digit_lookahead_mean='digits' is unknown; allowed: places, tokens"),
+        (["--number_encoding", "text", "--digit_lookahead", "0", "--digit_lookahead_mean", "tokens"],
+         "digit_lookahead_mean tokens sets what the digit lookahead's loss is a mean over; set --digit_lookahead too"),
     ],
-    ids=["num-token", "masked", "too-far", "unknown-schedule", "schedule-without-heads", "confidence-without-heads"],
+    ids=["num-token", "masked", "too-far", "unknown-schedule", "schedule-without-heads", "confidence-without-heads",
+         "unknown-mean", "mean-without-heads"],
 )
 def test_hf_numbers_train_refuses_what_the_lookahead_cannot_serve(
     flags: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

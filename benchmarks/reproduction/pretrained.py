@@ -70,6 +70,9 @@ annealed auxiliary loss: does the sums' gain outlast it, and the products' loss 
 LOOKAHEAD_CONFIDENT = ("--digit_lookahead", "2", "--digit_lookahead_confidence", "true")
 """The lookahead's ablation for products: each digit asked for ahead weighted by the model's own probability of it
 where it is the next token (a product's middle digits, which the model cannot write even next, then add little)."""
+LOOKAHEAD_PER_TOKEN = (*LOOKAHEAD_CONFIDENT, "--digit_lookahead_mean", "tokens")
+"""The weighted lookahead with each place asked for ahead weighing one token (the temperatures' probe: by places, the
+single place of an answer such as ``44.5`` weighed what all of a sum's places together weigh)."""
 ALIGN = ("--align_steps", "100")
 """Alignment before the task (``--align_steps``): texts of the training split's numbers, no task labels."""
 SETUPS = {
@@ -147,6 +150,9 @@ SETUPS = {
     "text-bos-lora-ntl-look2-conf": (("--number_encoding", "text", *BOS, *LORA, *NTL, *LOOKAHEAD_CONFIDENT),
                                      "digit tokens, BOS first, LoRA + NTL + digit lookahead (2, weighted by "
                                      "confidence)"),
+    "digits-bos-lora-ntl-look2-conf-tok": (("--number_encoding", "digits", *BOS, *LORA, *NTL, *LOOKAHEAD_PER_TOKEN),
+                                           "value-aware digits (FoNE + place), BOS first, LoRA + NTL + digit lookahead "
+                                           "(2, weighted by confidence, a place weighing one token)"),
     "digits-randstart-lora-ntl": (("--number_encoding", "digits", "--digits_zero_start", "false", *LORA, *NTL),
                                   "value-aware digits, random (not zero) start, LoRA + NTL"),
 }
@@ -163,7 +169,8 @@ SEEDED = ("text-lora-ntl", "digits-lora-ntl", "xval-align-lora", "xval-lora", "d
           "text-bos-lora-ntl", "digits-units-bos-lora-ntl", "digits-bos-lora-ntl",
           "text-units-bos-lora-ntl", "digits-ramp-bos-lora-ntl", "digits-below-bos-lora-ntl",
           "text-bos-lora-ntl-800", "digits-bos-lora-ntl-800", "text-bos-lora-ntl-look2", "digits-bos-lora-ntl-look2",
-          "digits-bos-lora-ntl-look2-light", "digits-bos-lora-ntl-look2-conf", "text-bos-lora-ntl-look2-conf")
+          "digits-bos-lora-ntl-look2-light", "digits-bos-lora-ntl-look2-conf", "text-bos-lora-ntl-look2-conf",
+          "digits-bos-lora-ntl-look2-conf-tok")
 """The set-ups with a second training seed."""
 THIRD_SEEDED = ("text-bos-lora-ntl", "digits-bos-lora-ntl")
 """The set-ups whose products were within the two seeds' spread of each other (the default's choice): a third seed."""

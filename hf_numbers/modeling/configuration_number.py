@@ -26,6 +26,11 @@ from .parsing import NUMBER_OUTPUTS
 
 MAX_LOOKAHEAD = 8
 """The most digits ahead ``digit_lookahead`` asks for (each is an ``(H, H)`` head)."""
+LOOKAHEAD_MEANS = ("places", "tokens")
+"""What the lookahead's loss is a mean over (``digit_lookahead_mean``): ``places``, each head's mean over the places it
+scores, averaged over heads (a batch's lookahead weighs the same however few digits it asks for); ``tokens``, every
+scored place summed over heads, divided by the tokens the token loss scores (each place asked for ahead weighs what
+one token written weighs, as in multi-token prediction: a task of short digit runs asks for little)."""
 
 
 def _registered_pipeline_tasks() -> set[str]:
@@ -59,6 +64,9 @@ class NumberConfigFields:
         digit_lookahead_confidence: weight each scored place by the probability the token head gives that digit
             where it is the next token (among the ten digits, without gradient): a digit the model cannot write even
             next (a product's middle digits) is asked for ahead little, as noise would be.
+        digit_lookahead_mean: what their loss is a mean over (:data:`LOOKAHEAD_MEANS`): ``"places"``
+            (each head's scored places, then the heads) or ``"tokens"`` (each place asked for ahead weighs what one
+            token written weighs: a task of short digit runs, ``44.5``, asks for little).
         digit_lookahead_ids: the ids of the tokens ``0`` ... ``9`` (:meth:`from_tokenizer` fills it where
             ``digit_lookahead`` is set).
         tokenizer_vocab_size: how many of the vocabulary's rows stand for a token (``len(tokenizer)``) where the
@@ -87,6 +95,7 @@ class NumberConfigFields:
     digit_lookahead: int = 0
     digit_lookahead_weight: float = 1.0
     digit_lookahead_confidence: bool = False
+    digit_lookahead_mean: str = "places"
     digit_lookahead_ids: list[int] | None = None
     tokenizer_vocab_size: int | None = None
     encoding_config: dict[str, Any] | None = None
@@ -214,6 +223,9 @@ class NumberConfigFields:
             raise ValueError(f"digit_lookahead_weight must be a finite number >= 0, got {weight!r}")
         if not isinstance(confidence := self.digit_lookahead_confidence, bool):
             raise ValueError(f"digit_lookahead_confidence must be true or false, got {confidence!r}")
+        if self.digit_lookahead_mean not in LOOKAHEAD_MEANS:
+            raise ValueError(f"digit_lookahead_mean must be one of {', '.join(LOOKAHEAD_MEANS)}, got "
+                             f"{self.digit_lookahead_mean!r}")
         if not lookahead:
             return
         if get_encoding(self.number_encoding).has_number_module and self.number_output != "digits":

@@ -36,6 +36,7 @@ class DigitLookahead(nn.Module):
         self.heads = nn.Parameter(torch.zeros(config.digit_lookahead, width, width))  # no draw from the RNG
         self.ids = list(config.digit_lookahead_ids)
         self.confidence = bool(getattr(config, "digit_lookahead_confidence", False))
+        self.per_token = getattr(config, "digit_lookahead_mean", "places") == "tokens"
         self.register_buffer("digit_ids", torch.tensor(self.ids), persistent=False)
         # what the loss is multiplied by: 1, unless a training loop anneals it (scale_digit_lookahead)
         self.register_buffer("weight_scale", torch.ones(()), persistent=False)
@@ -49,9 +50,11 @@ class DigitLookahead(nn.Module):
         init.ones_(self.weight_scale)
 
     def loss(self, hidden_states: torch.Tensor, targets: torch.Tensor, token_head: torch.Tensor) -> torch.Tensor:
-        """The mean over heads of each head's mean cross-entropy among the ten digits (0 where none is scored), times
-        :attr:`weight_scale`; with ``digit_lookahead_confidence`` each place's cross-entropy is weighted by the
-        token head's own probability of that digit where it is the next token (among the ten, detached).
+        """The mean over heads of each head's mean cross-entropy among the ten digits (0 where none is scored), or
+        with ``digit_lookahead_mean="tokens"`` their sum over heads and places divided by the count of scored tokens
+        (``configuration_number.LOOKAHEAD_MEANS``), times :attr:`weight_scale`; with ``digit_lookahead_confidence``
+        each place's cross-entropy is weighted by the token head's own probability of that digit where it is the
+        next token (among the ten, detached).
 
         ``targets[:, t]`` is the token position ``t`` is scored on (a causal LM's labels shifted by one, -100
         ignored); head ``k`` scores ``targets[:, t + k]`` where ``targets[:, t .. t + k]`` are all digits.
@@ -62,6 +65,7 @@ class DigitLookahead(nn.Module):
         matches = targets.unsqueeze(-1) == self.digit_ids  # (B, L, 10): which digit each target is, if any
         is_digit, digit = matches.any(-1), matches.float().argmax(-1)
         length, total = targets.shape[1], hidden.new_zeros(())
+        tokens = (targets != -100).sum().clamp(min=1)  # what the token loss is a mean over
         own = torch.ones_like(hidden[..., 0])
         if self.confidence:  # position t's probability of targets[:, t], the digit it writes next
             with torch.no_grad():
@@ -72,8 +76,9 @@ class DigitLookahead(nn.Module):
                 scored &= is_digit[:, k - back : length - back]
             logits = (hidden[:, : length - k] @ self.heads[k - 1].T) @ digit_rows.T
             losses = F.cross_entropy(logits.transpose(1, 2), digit[:, k:], reduction="none")
-            total = total + (losses * scored * own[:, k:]).sum() / scored.sum().clamp(min=1)
-        return total / self.heads.shape[0] * self.weight_scale
+            placed = (losses * scored * own[:, k:]).sum()
+            total = total + (placed / tokens if self.per_token else placed / scored.sum().clamp(min=1))
+        return (total if self.per_token else total / self.heads.shape[0]) * self.weight_scale
 
 
 def digit_lookaheads(model: nn.Module) -> list[DigitLookahead]:

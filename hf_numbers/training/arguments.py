@@ -47,7 +47,7 @@ from ..modeling import (
     get_backbone,
     get_encoding,
 )
-from ..modeling.configuration_number import MAX_LOOKAHEAD
+from ..modeling.configuration_number import LOOKAHEAD_MEANS, MAX_LOOKAHEAD
 from ..modeling.encoding_config import coerce_option, option_owners, own_options
 from .sharding import SWITCH_WORDS, parse_fsdp
 
@@ -337,6 +337,14 @@ class NumberTrainingArguments:
         metadata={
             "help": "Weight each digit --digit_lookahead asks for by the probability the model gives it where it is "
             "the next token (a digit it cannot write even next, such as a product's middle digits, adds little noise)."
+        },
+    )
+    digit_lookahead_mean: str = field(
+        default="places",
+        metadata={
+            "help": "What --digit_lookahead's loss is a mean over: places (each head's scored places, then the heads: "
+            "a batch weighs the same however few digits it asks for), or tokens (each place asked for weighs what one "
+            "token written weighs, as in multi-token prediction: a task of short digit runs, 44.5, asks for little)."
         },
     )
     digit_lookahead_schedule: str = field(
@@ -749,7 +757,8 @@ def _ignored_options_message(args: Any) -> str:
 LOOKAHEAD_SCHEDULES = ("constant", "linear")
 """How ``--digit_lookahead_weight`` moves over training (``--digit_lookahead_schedule``)."""
 CHOICES = {"mixed_precision": PRECISIONS, "number_token_init": NUMBER_TOKEN_INITS, "number_output": NUMBER_OUTPUTS,
-           "number_token_loss": NUMBER_TOKEN_LOSSES, "digit_lookahead_schedule": LOOKAHEAD_SCHEDULES}
+           "number_token_loss": NUMBER_TOKEN_LOSSES, "digit_lookahead_schedule": LOOKAHEAD_SCHEDULES,
+           "digit_lookahead_mean": LOOKAHEAD_MEANS}
 """Arguments that name one of a few choices."""
 _AT_LEAST_ONE = ("per_device_train_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps",
                  "max_length", "train_size", "eval_size", "logging_steps")
@@ -805,6 +814,9 @@ CONFLICTS: tuple[tuple[Callable[[Any], Any], Callable[[Any], str]], ...] = (
                f"tokens (use a text encoding, or --number_output digits)"),
     (lambda a: a.digit_lookahead_confidence and not a.digit_lookahead,
      lambda a: "digit_lookahead_confidence weights the digits the digit lookahead asks for; set --digit_lookahead too"),
+    (lambda a: a.digit_lookahead_mean != "places" and not a.digit_lookahead,
+     lambda a: f"digit_lookahead_mean {a.digit_lookahead_mean} sets what the digit lookahead's loss is a mean over; "
+               f"set --digit_lookahead too"),
     (lambda a: a.digit_lookahead_schedule != "constant" and not a.digit_lookahead,
      lambda a: f"digit_lookahead_schedule {a.digit_lookahead_schedule} moves the weight of the digit lookahead; set "
                f"--digit_lookahead too"),

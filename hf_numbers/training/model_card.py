@@ -194,9 +194,10 @@ def _how(arguments: Mapping[str, Any]) -> str:
         annealed = " falling linearly to 0" if arguments.get("digit_lookahead_schedule") == "linear" else ""
         confident = ", each digit weighted by the model's own confidence" if arguments.get(
             "digit_lookahead_confidence") else ""
+        per_token = ", each place weighing one token" if arguments.get("digit_lookahead_mean") == "tokens" else ""
         parts.append(f"the digit lookahead ({arguments['digit_lookahead']} digits ahead, weight "
-                     f"{arguments.get('digit_lookahead_weight')}{annealed}{confident}; its heads are for training "
-                     "only)")
+                     f"{arguments.get('digit_lookahead_weight')}{annealed}{confident}{per_token}; its heads are for "
+                     "training only)")
     return f", with {' and '.join(parts)}" if parts else ""
 
 
