@@ -15,7 +15,7 @@ import pytest
 import torch
 from model_helpers import CAUSAL, MODEL_CLASSES, last_line_without_hf_numbers, tiny_config, tiny_model
 
-from hf_numbers.modeling.digit_lookahead import DigitLookahead, scale_digit_lookahead
+from hf_numbers.modeling.digit_lookahead import DigitLookahead, final_norm, scale_digit_lookahead
 from hf_numbers.training.lora import number_lora_config
 
 DIGIT_IDS = list(range(10, 20))  # "0".."9" in the tiny vocabulary (model_helpers.DIGIT_TOKENS)
@@ -100,6 +100,39 @@ def test_the_loss_scores_each_digit_ahead_within_one_number_only(confidence: boo
     assert torch.allclose(grad, expected, atol=1e-6)
 
 
+@pytest.mark.parametrize("backbone", CAUSAL)
+def test_read_from_a_middle_layer_the_heads_score_its_normed_output_and_teach_only_the_layers_below(
+    backbone: str,
+) -> None:
+    plain = tiny_model(backbone, "digits").eval()
+    model = tiny_model(backbone, "digits", **LOOKAHEAD, digit_lookahead_layer=1).eval()
+    with torch.no_grad():
+        without, start = plain(**batch()), model(**batch())
+    assert torch.equal(start.logits, without.logits) and start.hidden_states is None  # not asked for: not returned
+    assert start.loss.item() == pytest.approx(without.loss.item() + math.log(10), abs=1e-5)
+    model.digit_lookahead.heads.data.normal_()
+    out = model(**batch(), output_hidden_states=True)
+    middle = final_norm(model.trunk)(out.hidden_states[1])  # the first layer's output, normed as the last one is
+    targets = torch.nn.functional.pad(batch()["labels"][:, 1:], (0, 1), value=-100)
+    head = model.get_output_embeddings().weight
+    lookahead = out.loss - out.token_loss  # value-aware digits have no number head: no number loss
+    assert lookahead.item() == pytest.approx(reference_loss(model.digit_lookahead, middle, targets, head).item(),
+                                             rel=1e-5)
+    assert not torch.allclose(middle, out.hidden_states[-1])  # another state than the token head's
+    lookahead.backward()
+    layers = [name for name, _ in model.trunk.named_children() if name in ("layers", "h")][0]
+    last, first = getattr(model.trunk, layers)[-1], getattr(model.trunk, layers)[0]
+    assert all(p.grad is None or not p.grad.any() for p in last.parameters())  # the last layer: the next token's
+    assert any(p.grad is not None and p.grad.any() for p in first.parameters())
+    with torch.no_grad():
+        assert model(**batch(), loss_only=True).loss.item() == pytest.approx(out.loss.item(), rel=1e-5)
+
+
+def test_a_trunk_without_a_final_norm_is_named() -> None:
+    with pytest.raises(ValueError, match="Sequential has none of the attributes norm, ln_f"):
+        final_norm(torch.nn.Sequential())
+
+
 def test_lora_trains_the_heads_whole_and_a_checkpoint_keeps_them(tmp_path: Path) -> None:
     from peft import get_peft_model
 
@@ -162,8 +195,13 @@ def test_under_the_trainer_the_linear_decay_sets_one_minus_the_finished_fraction
         ("llama", "text", {**LOOKAHEAD, "digit_lookahead_confidence": "yes"}, "must be true or false, got 'yes'"),
         ("llama", "text", {**LOOKAHEAD, "digit_lookahead_mean": "digits"}, "one of places, tokens, got 'digits'"),
         ("bert", "text", LOOKAHEAD, "this is a masked LM"),
+        ("llama", "text", {**LOOKAHEAD, "digit_lookahead_layer": 2}, "a layer in [1, 1] (the text model has 2)"),
+        ("llama", "text", {**LOOKAHEAD, "digit_lookahead_layer": 0}, "a layer in [1, 1]"),
+        ("llama", "text", {**LOOKAHEAD, "digit_lookahead_layer": True}, "got True"),
+        ("llama", "text", {"digit_lookahead_layer": 1}, "set digit_lookahead too"),
     ],
-    ids=["num-token", "nine-ids", "no-ids", "too-far", "nan-weight", "confidence-not-bool", "unknown-mean", "masked"],
+    ids=["num-token", "nine-ids", "no-ids", "too-far", "nan-weight", "confidence-not-bool", "unknown-mean", "masked",
+         "layer-the-last", "layer-the-embeddings", "layer-bool", "layer-without-heads"],
 )
 def test_settings_it_cannot_serve_are_refused_by_name(backbone: str, encoding: str, fields: dict, message: str) -> None:
     with pytest.raises(ValueError, match="digit_lookahead") as error:
@@ -234,7 +272,7 @@ def test_hf_numbers_train_anneals_the_lookahead_linearly(pretrained: Path, tmp_p
     assert lookahead[1] == pytest.approx(0.5 * math.log(10), abs=0.05)
 
 
-def test_hf_numbers_train_passes_the_confidence_weighting_and_the_mean_to_the_model_and_its_card(
+def test_hf_numbers_train_passes_the_confidence_weighting_the_mean_and_the_layer_to_the_model_and_card(
     pretrained: Path, tmp_path: Path
 ) -> None:
     from transformers import AutoConfig
@@ -245,12 +283,13 @@ def test_hf_numbers_train_passes_the_confidence_weighting_and_the_mean_to_the_mo
     main(["train", "--task", "fone_arithmetic", "--train_size", "16", "--eval_size", "4", "--max_steps", "1",
           "--per_device_train_batch_size", "8", "--disable_tqdm", "true", "--use_cpu", "true",
           "--pretrained", str(pretrained), "--number_encoding", "digits", "--lora_r", "4", "--digit_lookahead", "2",
-          "--digit_lookahead_confidence", "true", "--digit_lookahead_mean", "tokens",
+          "--digit_lookahead_confidence", "true", "--digit_lookahead_mean", "tokens", "--digit_lookahead_layer", "1",
           "--output_dir", str(run)])  # fmt: skip
     config = AutoConfig.from_pretrained(run / "final")
     assert config.digit_lookahead_confidence is True and config.digit_lookahead_mean == "tokens"
+    assert config.digit_lookahead_layer == 1
     card = (run / "final" / "README.md").read_text()
-    assert "each digit weighted by the model's own confidence, each place weighing one token" in card
+    assert "each digit weighted by the model's own confidence, each place weighing one token, read from layer 1" in card
 
 
 @pytest.mark.parametrize(
@@ -269,9 +308,11 @@ def test_hf_numbers_train_passes_the_confidence_weighting_and_the_mean_to_the_mo
          "digit_lookahead_mean='digits' is unknown; allowed: places, tokens"),
         (["--number_encoding", "text", "--digit_lookahead", "0", "--digit_lookahead_mean", "tokens"],
          "digit_lookahead_mean tokens sets what the digit lookahead's loss is a mean over; set --digit_lookahead too"),
+        (["--number_encoding", "text", "--digit_lookahead", "0", "--digit_lookahead_layer", "1"],
+         "digit_lookahead_layer 1 sets the layer the digit lookahead's heads read; set --digit_lookahead too"),
     ],
     ids=["num-token", "masked", "too-far", "unknown-schedule", "schedule-without-heads", "confidence-without-heads",
-         "unknown-mean", "mean-without-heads"],
+         "unknown-mean", "mean-without-heads", "layer-without-heads"],
 )
 def test_hf_numbers_train_refuses_what_the_lookahead_cannot_serve(
     flags: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

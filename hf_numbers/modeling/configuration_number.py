@@ -67,6 +67,10 @@ class NumberConfigFields:
         digit_lookahead_mean: what their loss is a mean over (:data:`LOOKAHEAD_MEANS`): ``"places"``
             (each head's scored places, then the heads) or ``"tokens"`` (each place asked for ahead weighs what one
             token written weighs: a task of short digit runs, ``44.5``, asks for little).
+        digit_lookahead_layer: which hidden state the heads read: ``None``, the last (what the token head reads);
+            ``k`` (1 to the text model's layers - 1), the output of its ``k``-th layer through its final norm, so that
+            the digits ahead are asked of the middle of the trunk, where a model plans ahead (Future Lens, Pal et al.
+            2023), and the last layers stay free for the next token.
         digit_lookahead_ids: the ids of the tokens ``0`` ... ``9`` (:meth:`from_tokenizer` fills it where
             ``digit_lookahead`` is set).
         tokenizer_vocab_size: how many of the vocabulary's rows stand for a token (``len(tokenizer)``) where the
@@ -96,6 +100,7 @@ class NumberConfigFields:
     digit_lookahead_weight: float = 1.0
     digit_lookahead_confidence: bool = False
     digit_lookahead_mean: str = "places"
+    digit_lookahead_layer: int | None = None
     digit_lookahead_ids: list[int] | None = None
     tokenizer_vocab_size: int | None = None
     encoding_config: dict[str, Any] | None = None
@@ -226,6 +231,7 @@ class NumberConfigFields:
         if self.digit_lookahead_mean not in LOOKAHEAD_MEANS:
             raise ValueError(f"digit_lookahead_mean must be one of {', '.join(LOOKAHEAD_MEANS)}, got "
                              f"{self.digit_lookahead_mean!r}")
+        self._check_digit_lookahead_layer()
         if not lookahead:
             return
         if get_encoding(self.number_encoding).has_number_module and self.number_output != "digits":
@@ -238,6 +244,17 @@ class NumberConfigFields:
                 f"digit_lookahead_ids must be the ten ids of the tokens 0 ... 9, each in [0, vocab_size="
                 f"{self.vocab_size}), got {ids!r} (from_tokenizer fills it)"
             )
+
+    def _check_digit_lookahead_layer(self) -> None:
+        layer, layers = self.digit_lookahead_layer, self.get_text_config().num_hidden_layers
+        if layer is None:
+            return
+        if isinstance(layer, bool) or not isinstance(layer, int) or not 1 <= layer < layers:
+            raise ValueError(f"digit_lookahead_layer must be None (the last hidden state) or a layer in "
+                             f"[1, {layers - 1}] (the text model has {layers}), got {layer!r}")
+        if not self.digit_lookahead:
+            raise ValueError("digit_lookahead_layer sets the layer the digit lookahead's heads read; set "
+                             "digit_lookahead too")
 
     def _check_number_output(self) -> None:
         if self.number_output not in NUMBER_OUTPUTS:

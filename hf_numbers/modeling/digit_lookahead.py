@@ -5,7 +5,9 @@ At every position whose next ``k + 1`` labels are digits of one number, head ``k
 maps the final hidden state to the token head's input space and the token head's ten digit rows score the digit
 ``k`` places after the next token: multi-token prediction (Gloeckle et al. 2024) on the digits only. The heads
 start at zero (the loss is then ``ln 10`` each) and never touch the logits: what the model writes, before training
-or after, is the model without them; they are trained and saved with it and unused by ``generate``.
+or after, is the model without them; they are trained and saved with it and unused by ``generate``. They read the last
+hidden state, or with ``digit_lookahead_layer=k`` the output of the trunk's ``k``-th layer through its final norm
+(:func:`final_norm`).
 
 Example:
     >>> config = NumberLlamaConfig(..., number_encoding="text", digit_lookahead=2,  # doctest: +SKIP
@@ -22,8 +24,12 @@ from torch import nn
 from torch.nn import functional as F
 from transformers import initialization as init
 
-__all__ = ["DigitLookahead", "build_digit_lookahead", "digit_lookaheads", "linear_lookahead_scale",
+__all__ = ["DigitLookahead", "build_digit_lookahead", "digit_lookaheads", "final_norm", "linear_lookahead_scale",
            "scale_digit_lookahead"]
+
+FINAL_NORM_NAMES = ("norm", "ln_f", "final_layernorm", "final_layer_norm", "final_norm")
+"""What transformers' decoders call the norm after their last layer (Llama, Qwen, Mistral, Gemma: ``norm``; GPT-2:
+``ln_f``; Phi: ``final_layernorm``; GPT-NeoX, OPT: ``final_layer_norm``)."""
 
 
 class DigitLookahead(nn.Module):
@@ -108,6 +114,21 @@ def linear_lookahead_scale(step: int, max_steps: int) -> float:
         0.75
     """
     return 1 - step / max_steps
+
+
+def final_norm(trunk: nn.Module) -> nn.Module:
+    """The norm ``trunk`` applies after its last layer, which a middle layer's output goes through before the heads
+    (as the token head's input did): a ``ValueError`` naming the class where it has none of :data:`FINAL_NORM_NAMES`.
+
+    Example:
+        >>> final_norm(model.trunk)  # doctest: +SKIP
+        LlamaRMSNorm((576,), eps=1e-05)
+    """
+    for name in FINAL_NORM_NAMES:
+        if isinstance(module := getattr(trunk, name, None), nn.Module):
+            return module
+    raise ValueError(f"digit_lookahead_layer reads a layer's output through the trunk's final norm, but "
+                     f"{type(trunk).__name__} has none of the attributes {', '.join(FINAL_NORM_NAMES)}")
 
 
 def build_digit_lookahead(config: Any) -> DigitLookahead | None:

@@ -25,7 +25,7 @@ from transformers.utils import ModelOutput
 from transformers.utils.generic import can_return_tuple
 
 from .checks import NUMBER_MODULES, check_number_weights, checked_input_numbers, saved_config_dict
-from .digit_lookahead import DigitLookahead, build_digit_lookahead
+from .digit_lookahead import DigitLookahead, build_digit_lookahead, final_norm
 from .encoding_base import NumberEncoding
 from .encoding_digits import DigitValueEmbedding
 from .encoding_registry import build_digit_values, build_number_encoding
@@ -121,6 +121,8 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
         self.digit_lookahead = build_digit_lookahead(self.config) if self.causal else None
         if self.config.digit_lookahead and not self.causal:
             raise ValueError("digit_lookahead scores the digits a causal LM writes; this is a masked LM")
+        if self.digit_lookahead is not None and self.config.digit_lookahead_layer is not None:
+            final_norm(self.trunk)  # a ValueError now, not at the first step, where the trunk has none
         if self.number_encoding is not None and not self.config.num_token_ids:
             raise ValueError(
                 "config.num_token_id must be set to the id of the [NUM] token (tokenizer.num_token_id) "
@@ -410,6 +412,9 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
             input_ids, input_numbers, scaled_numbers, (digit_context, prompt_length), kwargs
         )
         backbone_kwargs = {"use_cache": use_cache} if self.causal else {}
+        layer, asked = self._lookahead_layer(labels), kwargs.pop("output_hidden_states", None)
+        if layer is not None or asked is not None:  # the lookahead's layer is one of the hidden states
+            backbone_kwargs["output_hidden_states"] = True if layer is not None else asked
         if token_type_ids is not None:  # only when given: Llama and ModernBERT have no token types
             backbone_kwargs["token_type_ids"] = token_type_ids
         try:
@@ -424,11 +429,16 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
             self._numbers_after_norm = None
         hidden_states = slice_logits_to_keep(outputs.last_hidden_state, logits_to_keep)
         extra = {CACHE_NAME: getattr(outputs, CACHE_NAME)} if self.causal else {}
-        extra.update(hidden_states=outputs.hidden_states, attentions=outputs.attentions)
+        lookahead_states = None
+        if layer is not None:
+            lookahead_states = final_norm(self.trunk)(outputs.hidden_states[layer])
+        extra.update(hidden_states=outputs.hidden_states if layer is None or asked else None,
+                     attentions=outputs.attentions)
         if loss_only:
-            return self.output_class(
-                **self._losses(hidden_states, labels, number_labels, numbers, scaled_numbers, trunk_logits), **extra
-            )
+            return self.output_class(**self._losses(
+                hidden_states, labels, number_labels, numbers, scaled_numbers, trunk_logits,
+                lookahead_states=lookahead_states,
+            ), **extra)
         if trunk_logits is None:
             logits = self._token_logits(hidden_states)
         else:  # a masked LM's own head ran on every position: keep those asked for, as its hidden states
@@ -440,10 +450,18 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
             if not scaled_numbers:
                 number_predictions = self.number_scaling.inverse(number_predictions)
         if labels is not None:
-            losses = self._losses(hidden_states, labels, number_labels, numbers, scaled_numbers, logits, head_output)
+            losses = self._losses(hidden_states, labels, number_labels, numbers, scaled_numbers, logits, head_output,
+                                  lookahead_states=lookahead_states)
         if not number_head:
             extra["head_hidden_states"] = hidden_states
         return self.output_class(**losses, logits=logits, number_predictions=number_predictions, **extra)
+
+    def _lookahead_layer(self, labels: torch.Tensor | None) -> int | None:
+        """The hidden state the digit lookahead reads where it is not the last (``config.digit_lookahead_layer``),
+        when there are labels to score; else None."""
+        if labels is None or self.digit_lookahead is None:
+            return None
+        return self.config.digit_lookahead_layer
 
     def _check_forward_arguments(
         self, input_ids: Any, inputs_embeds: Any, labels: Any, logits_to_keep: Any, number_head: bool, loss_only: bool

@@ -100,18 +100,20 @@ class NumberLossMixin:
         scaled_numbers: bool,
         logits: torch.Tensor | None = None,
         head_output: torch.Tensor | None = None,
+        lookahead_states: torch.Tensor | None = None,
     ) -> dict[str, torch.Tensor]:
         """Loss, token loss and number loss (means; 0 where nothing is labelled): the one loss path.
 
         A full forward passes its ``logits`` and ``head_output``. Without them (``loss_only``) each head runs only
         where its loss reads it: on the rows of those positions where :meth:`_gathers_scored` (the CPU), else (a
         GPU) at every position, masked: the same losses with fixed shapes and no host sync (a gather's size is
-        one), which a compiled step needs, and :attr:`fused_token_loss` where set.
+        one), which a compiled step needs, and :attr:`fused_token_loss` where set. ``lookahead_states``: what the
+        digit lookahead reads where it is not ``hidden_states`` (``digit_lookahead_layer``).
         """
         targets, number_targets, labelled = self._loss_targets(labels, number_labels, numbers, scaled_numbers)
         gather = logits is None and self._gathers_scored(hidden_states)
         token_loss = self._scored_token_loss(hidden_states, targets, gather, logits)
-        lookahead = self._lookahead_loss(hidden_states, targets)
+        lookahead = self._lookahead_loss(hidden_states if lookahead_states is None else lookahead_states, targets)
         if self.number_encoding is None:
             zero = torch.zeros_like(token_loss)
             return {"loss": token_loss + lookahead, "token_loss": token_loss, "number_loss": zero}

@@ -347,6 +347,14 @@ class NumberTrainingArguments:
             "token written weighs, as in multi-token prediction: a task of short digit runs, 44.5, asks for little)."
         },
     )
+    digit_lookahead_layer: int | None = field(
+        default=None,
+        metadata={
+            "help": "Which hidden state --digit_lookahead's heads read: unset, the last (what the token head reads); "
+            "k, the output of the backbone's k-th layer through its final norm (the digits ahead asked of the middle "
+            "of the trunk, the last layers left to the next token)."
+        },
+    )
     digit_lookahead_schedule: str = field(
         default="constant",
         metadata={
@@ -817,6 +825,9 @@ CONFLICTS: tuple[tuple[Callable[[Any], Any], Callable[[Any], str]], ...] = (
     (lambda a: a.digit_lookahead_mean != "places" and not a.digit_lookahead,
      lambda a: f"digit_lookahead_mean {a.digit_lookahead_mean} sets what the digit lookahead's loss is a mean over; "
                f"set --digit_lookahead too"),
+    (lambda a: a.digit_lookahead_layer is not None and not a.digit_lookahead,
+     lambda a: f"digit_lookahead_layer {a.digit_lookahead_layer} sets the layer the digit lookahead's heads read; set "
+               f"--digit_lookahead too"),
     (lambda a: a.digit_lookahead_schedule != "constant" and not a.digit_lookahead,
      lambda a: f"digit_lookahead_schedule {a.digit_lookahead_schedule} moves the weight of the digit lookahead; set "
                f"--digit_lookahead too"),

@@ -195,9 +195,11 @@ def _how(arguments: Mapping[str, Any]) -> str:
         confident = ", each digit weighted by the model's own confidence" if arguments.get(
             "digit_lookahead_confidence") else ""
         per_token = ", each place weighing one token" if arguments.get("digit_lookahead_mean") == "tokens" else ""
+        layer = arguments.get("digit_lookahead_layer")
+        read = f", read from layer {layer}" if layer is not None else ""
         parts.append(f"the digit lookahead ({arguments['digit_lookahead']} digits ahead, weight "
-                     f"{arguments.get('digit_lookahead_weight')}{annealed}{confident}{per_token}; its heads are for "
-                     "training only)")
+                     f"{arguments.get('digit_lookahead_weight')}{annealed}{confident}{per_token}{read}; its heads are "
+                     "for training only)")
     return f", with {' and '.join(parts)}" if parts else ""
 
 
