@@ -56,12 +56,14 @@ def test_per_token_each_place_asked_for_weighs_one_token_so_short_runs_ask_for_l
     assert lookahead.item() == pytest.approx(math.log(10) / 5, abs=1e-5)  # by places: ln 10 / 2 (the mean of heads)
 
 
-def reference_loss(module: DigitLookahead, hidden: torch.Tensor, targets: torch.Tensor, rows: torch.Tensor
-                   ) -> torch.Tensor:
+def reference_loss(module: DigitLookahead, hidden: torch.Tensor, targets: torch.Tensor, rows: torch.Tensor,
+                   read: torch.Tensor | None = None) -> torch.Tensor:
     """The loss written out position by position: head k scores targets[t + k] where targets[t .. t + k] are
     digits (with ``confidence``, times the token head's probability of targets[t + k] at position t + k, among the
     ten digits, a weight without gradient); with ``per_token``, every place summed and divided by the scored tokens
-    instead of each head's mean, averaged."""
+    instead of each head's mean, averaged. The heads read ``read`` where given (a middle layer's states), the
+    confidence is the token head's own, from ``hidden``."""
+    read = hidden if read is None else read
     digits = module.digit_ids.tolist()
     per_head, tokens = [], int((targets != -100).sum())
     for k in range(1, module.heads.shape[0] + 1):
@@ -70,7 +72,7 @@ def reference_loss(module: DigitLookahead, hidden: torch.Tensor, targets: torch.
             for t in range(targets.shape[1] - k):
                 if all(int(targets[b, t + i]) in digits for i in range(k + 1)):
                     target = digits.index(int(targets[b, t + k]))
-                    logits = module.heads[k - 1] @ hidden[b, t] @ rows[digits].T
+                    logits = module.heads[k - 1] @ read[b, t] @ rows[digits].T
                     own = torch.softmax(hidden[b, t + k] @ rows[digits].T, -1)[target].detach()
                     losses.append(-torch.log_softmax(logits, -1)[target] * (own if module.confidence else 1))
         if module.per_token:
@@ -94,6 +96,12 @@ def test_the_loss_scores_each_digit_ahead_within_one_number_only(confidence: boo
         loss = module.loss(hidden, targets, rows)
     assert loss.item() == pytest.approx(reference_loss(module, hidden, targets, rows).item(), rel=1e-5)
     assert module.loss(hidden, torch.full_like(targets, 5), rows).item() == 0.0  # no digits: nothing scored
+    read = torch.randn(2, 12, 32)  # heads reading other states (a middle layer's): the confidence stays hidden's
+    with torch.no_grad():
+        apart = module.loss(hidden, targets, rows, read_states=read).item()
+    assert apart == pytest.approx(reference_loss(module, hidden, targets, rows, read=read).item(), rel=1e-5)
+    if confidence:
+        assert apart != pytest.approx(reference_loss(module, read, targets, rows).item(), rel=1e-3)
     hidden.requires_grad_(True)  # with confidence, the weights carry no gradient: the trunk is not taught to doubt
     grad = torch.autograd.grad(module.loss(hidden, targets, rows), hidden)[0]  # its own next digit
     expected = torch.autograd.grad(reference_loss(module, hidden, targets, rows), hidden)[0]
@@ -105,19 +113,20 @@ def test_read_from_a_middle_layer_the_heads_score_its_normed_output_and_teach_on
     backbone: str,
 ) -> None:
     plain = tiny_model(backbone, "digits").eval()
-    model = tiny_model(backbone, "digits", **LOOKAHEAD, digit_lookahead_layer=1).eval()
+    model = tiny_model(backbone, "digits", **LOOKAHEAD, digit_lookahead_layer=1, digit_lookahead_confidence=True).eval()
     with torch.no_grad():
         without, start = plain(**batch()), model(**batch())
     assert torch.equal(start.logits, without.logits) and start.hidden_states is None  # not asked for: not returned
-    assert start.loss.item() == pytest.approx(without.loss.item() + math.log(10), abs=1e-5)
+    assert 0 < (start.loss - without.loss).item() < math.log(10)  # ln 10 a place, times the confidence (< 1)
     model.digit_lookahead.heads.data.normal_()
     out = model(**batch(), output_hidden_states=True)
     middle = final_norm(model.trunk)(out.hidden_states[1])  # the first layer's output, normed as the last one is
     targets = torch.nn.functional.pad(batch()["labels"][:, 1:], (0, 1), value=-100)
     head = model.get_output_embeddings().weight
     lookahead = out.loss - out.token_loss  # value-aware digits have no number head: no number loss
-    assert lookahead.item() == pytest.approx(reference_loss(model.digit_lookahead, middle, targets, head).item(),
-                                             rel=1e-5)
+    last = out.hidden_states[-1]  # the confidence is the token head's own, from the last state
+    expected = reference_loss(model.digit_lookahead, last, targets, head, read=middle)
+    assert lookahead.item() == pytest.approx(expected.item(), rel=1e-5)
     assert not torch.allclose(middle, out.hidden_states[-1])  # another state than the token head's
     lookahead.backward()
     layers = [name for name, _ in model.trunk.named_children() if name in ("layers", "h")][0]

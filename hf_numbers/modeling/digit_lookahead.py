@@ -55,7 +55,8 @@ class DigitLookahead(nn.Module):
         init.copy_(self.digit_ids, torch.tensor(self.ids))
         init.ones_(self.weight_scale)
 
-    def loss(self, hidden_states: torch.Tensor, targets: torch.Tensor, token_head: torch.Tensor) -> torch.Tensor:
+    def loss(self, hidden_states: torch.Tensor, targets: torch.Tensor, token_head: torch.Tensor,
+             read_states: torch.Tensor | None = None) -> torch.Tensor:
         """The mean over heads of each head's mean cross-entropy among the ten digits (0 where none is scored), or
         with ``digit_lookahead_mean="tokens"`` their sum over heads and places divided by the count of scored tokens
         (``configuration_number.LOOKAHEAD_MEANS``), times :attr:`weight_scale`; with ``digit_lookahead_confidence``
@@ -64,7 +65,9 @@ class DigitLookahead(nn.Module):
 
         ``targets[:, t]`` is the token position ``t`` is scored on (a causal LM's labels shifted by one, -100
         ignored); head ``k`` scores ``targets[:, t + k]`` where ``targets[:, t .. t + k]`` are all digits.
-        ``token_head`` is the token head's weight ``(V, H)``. Fixed shapes and no host sync (a compiled step).
+        ``token_head`` is the token head's weight ``(V, H)``. ``read_states``: what the heads read where it is not
+        ``hidden_states`` (a middle layer's, ``digit_lookahead_layer``); the confidence is always the token head's
+        own, from ``hidden_states``. Fixed shapes and no host sync (a compiled step).
         """
         digit_rows = token_head[self.digit_ids].float()
         hidden = hidden_states.float()
@@ -76,6 +79,8 @@ class DigitLookahead(nn.Module):
         if self.confidence:  # position t's probability of targets[:, t], the digit it writes next
             with torch.no_grad():
                 own = (hidden @ digit_rows.T).softmax(-1).gather(-1, digit.unsqueeze(-1)).squeeze(-1)
+        if read_states is not None:
+            hidden = read_states.float()
         for k in range(1, self.heads.shape[0] + 1):
             scored = is_digit[:, k:].clone()
             for back in range(1, k + 1):

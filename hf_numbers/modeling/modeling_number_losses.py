@@ -113,7 +113,7 @@ class NumberLossMixin:
         targets, number_targets, labelled = self._loss_targets(labels, number_labels, numbers, scaled_numbers)
         gather = logits is None and self._gathers_scored(hidden_states)
         token_loss = self._scored_token_loss(hidden_states, targets, gather, logits)
-        lookahead = self._lookahead_loss(hidden_states if lookahead_states is None else lookahead_states, targets)
+        lookahead = self._lookahead_loss(hidden_states, targets, lookahead_states)
         if self.number_encoding is None:
             zero = torch.zeros_like(token_loss)
             return {"loss": token_loss + lookahead, "token_loss": token_loss, "number_loss": zero}
@@ -128,14 +128,16 @@ class NumberLossMixin:
         loss = token_loss + self.config.number_loss_weight * number_loss + lookahead
         return {"loss": loss, "token_loss": token_loss, "number_loss": number_loss}
 
-    def _lookahead_loss(self, hidden_states: torch.Tensor, targets: torch.Tensor) -> torch.Tensor | float:
+    def _lookahead_loss(self, hidden_states: torch.Tensor, targets: torch.Tensor,
+                        read_states: torch.Tensor | None = None) -> torch.Tensor | float:
         """``digit_lookahead_weight`` times the digit lookahead's loss (``digit_lookahead.py``) over every position
-        (the hidden states before any gather), in float32; 0 without the heads."""
+        (the hidden states before any gather; the heads read ``read_states`` where given), in float32; 0 without
+        the heads."""
         lookahead = getattr(self, "digit_lookahead", None)
         if lookahead is None:
             return 0.0
         with autocast_disabled(hidden_states.device):
-            loss = lookahead.loss(hidden_states, targets, self.get_output_embeddings().weight)
+            loss = lookahead.loss(hidden_states, targets, self.get_output_embeddings().weight, read_states)
         return self.config.digit_lookahead_weight * loss
 
     def _gathers_scored(self, hidden_states: torch.Tensor) -> bool:
