@@ -71,6 +71,9 @@ class NumberConfigFields:
             ``k`` (1 to the text model's layers - 1), the output of its ``k``-th layer through its final norm, so that
             the digits ahead are asked of the middle of the trunk, where a model plans ahead (Future Lens, Pal et al.
             2023), and the last layers stay free for the next token.
+        digit_lookahead_conditioned: give each head the digits between (teacher-forced), as a scale and a shift of
+            its output per digit, so that a digit that could go either way is asked for given the branch taken
+            (multi-token prediction as DeepSeek-V3 conditions it on the next token).
         digit_lookahead_ids: the ids of the tokens ``0`` ... ``9`` (:meth:`from_tokenizer` fills it where
             ``digit_lookahead`` is set).
         tokenizer_vocab_size: how many of the vocabulary's rows stand for a token (``len(tokenizer)``) where the
@@ -101,6 +104,7 @@ class NumberConfigFields:
     digit_lookahead_confidence: bool = False
     digit_lookahead_mean: str = "places"
     digit_lookahead_layer: int | None = None
+    digit_lookahead_conditioned: bool = False
     digit_lookahead_ids: list[int] | None = None
     tokenizer_vocab_size: int | None = None
     encoding_config: dict[str, Any] | None = None
@@ -232,6 +236,11 @@ class NumberConfigFields:
             raise ValueError(f"digit_lookahead_mean must be one of {', '.join(LOOKAHEAD_MEANS)}, got "
                              f"{self.digit_lookahead_mean!r}")
         self._check_digit_lookahead_layer()
+        if not isinstance(conditioned := self.digit_lookahead_conditioned, bool):
+            raise ValueError(f"digit_lookahead_conditioned must be true or false, got {conditioned!r}")
+        if conditioned and not lookahead:
+            raise ValueError("digit_lookahead_conditioned gives the digit lookahead's heads the digits between; set "
+                             "digit_lookahead too")
         if not lookahead:
             return
         if get_encoding(self.number_encoding).has_number_module and self.number_output != "digits":

@@ -7,7 +7,10 @@ maps the final hidden state to the token head's input space and the token head's
 start at zero (the loss is then ``ln 10`` each) and never touch the logits: what the model writes, before training
 or after, is the model without them; they are trained and saved with it and unused by ``generate``. They read the last
 hidden state, or with ``digit_lookahead_layer=k`` the output of the trunk's ``k``-th layer through its final norm
-(:func:`final_norm`).
+(:func:`final_norm`). With ``digit_lookahead_conditioned`` each head is also given the digits between, the labels
+teacher-forced, as DeepSeek-V3's multi-token-prediction modules are given the next token: a scale and a shift per
+digit (FiLM, starting at zero) on the head's output, so that a digit that could go either way (``49.5`` or ``51.0``)
+is asked for given the branch taken, not of the state alone, which would press it to pick the branch early.
 
 Example:
     >>> config = NumberLlamaConfig(..., number_encoding="text", digit_lookahead=2,  # doctest: +SKIP
@@ -43,6 +46,10 @@ class DigitLookahead(nn.Module):
         self.ids = list(config.digit_lookahead_ids)
         self.confidence = bool(getattr(config, "digit_lookahead_confidence", False))
         self.per_token = getattr(config, "digit_lookahead_mean", "places") == "tokens"
+        self.conditioned = bool(getattr(config, "digit_lookahead_conditioned", False))
+        if self.conditioned:  # head k, the j-th digit between (j < k), that digit: a scale and a shift of its output
+            self.given_scale = nn.Parameter(torch.zeros(config.digit_lookahead, config.digit_lookahead, 10, width))
+            self.given_shift = nn.Parameter(torch.zeros(config.digit_lookahead, config.digit_lookahead, 10, width))
         self.register_buffer("digit_ids", torch.tensor(self.ids), persistent=False)
         # what the loss is multiplied by: 1, unless a training loop anneals it (scale_digit_lookahead)
         self.register_buffer("weight_scale", torch.ones(()), persistent=False)
@@ -52,6 +59,9 @@ class DigitLookahead(nn.Module):
         (loaded weights are kept: transformers' ``init`` functions skip them); the digit ids, which a checkpoint
         does not hold (``from_pretrained`` builds the module without values)."""
         init.zeros_(self.heads)
+        if self.conditioned:
+            init.zeros_(self.given_scale)
+            init.zeros_(self.given_shift)
         init.copy_(self.digit_ids, torch.tensor(self.ids))
         init.ones_(self.weight_scale)
 
@@ -67,7 +77,9 @@ class DigitLookahead(nn.Module):
         ignored); head ``k`` scores ``targets[:, t + k]`` where ``targets[:, t .. t + k]`` are all digits.
         ``token_head`` is the token head's weight ``(V, H)``. ``read_states``: what the heads read where it is not
         ``hidden_states`` (a middle layer's, ``digit_lookahead_layer``); the confidence is always the token head's
-        own, from ``hidden_states``. Fixed shapes and no host sync (a compiled step).
+        own, from ``hidden_states``. With ``digit_lookahead_conditioned`` head ``k``'s output at ``t`` is scaled by
+        ``1 + sum_j given_scale[k, j, targets[t + j]]`` and shifted by ``sum_j given_shift[k, j, targets[t + j]]``
+        (``j < k``: the digits between, as the labels give them). Fixed shapes and no host sync (a compiled step).
         """
         digit_rows = token_head[self.digit_ids].float()
         hidden = hidden_states.float()
@@ -85,7 +97,12 @@ class DigitLookahead(nn.Module):
             scored = is_digit[:, k:].clone()
             for back in range(1, k + 1):
                 scored &= is_digit[:, k - back : length - back]
-            logits = (hidden[:, : length - k] @ self.heads[k - 1].T) @ digit_rows.T
+            states = hidden[:, : length - k] @ self.heads[k - 1].T
+            if self.conditioned:  # the digits between, teacher-forced (0 where not a digit: such places are unscored)
+                between = [digit[:, j : length - k + j] for j in range(k)]
+                scale = sum(self.given_scale[k - 1, j][d] for j, d in enumerate(between))
+                states = states * (1 + scale) + sum(self.given_shift[k - 1, j][d] for j, d in enumerate(between))
+            logits = states @ digit_rows.T
             losses = F.cross_entropy(logits.transpose(1, 2), digit[:, k:], reduction="none")
             placed = (losses * scored * own[:, k:]).sum()
             total = total + (placed / tokens if self.per_token else placed / scored.sum().clamp(min=1))

@@ -355,6 +355,13 @@ class NumberTrainingArguments:
             "of the trunk, the last layers left to the next token)."
         },
     )
+    digit_lookahead_conditioned: bool = field(
+        default=False,
+        metadata={
+            "help": "Give --digit_lookahead's heads the digits between (teacher-forced), as multi-token prediction "
+            "conditions on the next token: a digit that could go either way is asked for given the branch taken."
+        },
+    )
     digit_lookahead_schedule: str = field(
         default="constant",
         metadata={
@@ -828,6 +835,9 @@ CONFLICTS: tuple[tuple[Callable[[Any], Any], Callable[[Any], str]], ...] = (
     (lambda a: a.digit_lookahead_layer is not None and not a.digit_lookahead,
      lambda a: f"digit_lookahead_layer {a.digit_lookahead_layer} sets the layer the digit lookahead's heads read; set "
                f"--digit_lookahead too"),
+    (lambda a: a.digit_lookahead_conditioned and not a.digit_lookahead,
+     lambda a: "digit_lookahead_conditioned gives the digit lookahead's heads the digits between; set "
+               "--digit_lookahead too"),
     (lambda a: a.digit_lookahead_schedule != "constant" and not a.digit_lookahead,
      lambda a: f"digit_lookahead_schedule {a.digit_lookahead_schedule} moves the weight of the digit lookahead; set "
                f"--digit_lookahead too"),
