@@ -79,6 +79,9 @@ and temperatures the pressure on the last hidden state, which the token head rea
 LOOKAHEAD_GIVEN = (*LOOKAHEAD, "--digit_lookahead_conditioned", "true")
 """The lookahead given the digits between (teacher-forced, as multi-token prediction conditions on the next token): is
 its cost on products and temperatures the press to pick, from the state alone, a digit that could go either way?"""
+LOOKAHEAD_CONFIDENT_GIVEN = (*LOOKAHEAD_CONFIDENT, "--digit_lookahead_conditioned", "true")
+"""The weighted lookahead given the digits between: given alone keeps the sums' gain and not the products (session 22),
+the weighting keeps the products: do the two together keep both?"""
 ALIGN = ("--align_steps", "100")
 """Alignment before the task (``--align_steps``): texts of the training split's numbers, no task labels."""
 SETUPS = {
@@ -165,6 +168,10 @@ SETUPS = {
     "digits-bos-lora-ntl-look2-given": (("--number_encoding", "digits", *BOS, *LORA, *NTL, *LOOKAHEAD_GIVEN),
                                         "value-aware digits (FoNE + place), BOS first, LoRA + NTL + digit lookahead "
                                         "(2, given the digits between)"),
+    "digits-bos-lora-ntl-look2-conf-given": (("--number_encoding", "digits", *BOS, *LORA, *NTL,
+                                              *LOOKAHEAD_CONFIDENT_GIVEN),
+                                             "value-aware digits (FoNE + place), BOS first, LoRA + NTL + digit "
+                                             "lookahead (2, weighted by confidence, given the digits between)"),
     "digits-randstart-lora-ntl": (("--number_encoding", "digits", "--digits_zero_start", "false", *LORA, *NTL),
                                   "value-aware digits, random (not zero) start, LoRA + NTL"),
 }
@@ -182,7 +189,8 @@ SEEDED = ("text-lora-ntl", "digits-lora-ntl", "xval-align-lora", "xval-lora", "d
           "text-units-bos-lora-ntl", "digits-ramp-bos-lora-ntl", "digits-below-bos-lora-ntl",
           "text-bos-lora-ntl-800", "digits-bos-lora-ntl-800", "text-bos-lora-ntl-look2", "digits-bos-lora-ntl-look2",
           "digits-bos-lora-ntl-look2-light", "digits-bos-lora-ntl-look2-conf", "text-bos-lora-ntl-look2-conf",
-          "digits-bos-lora-ntl-look2-conf-tok", "digits-bos-lora-ntl-look2-given")
+          "digits-bos-lora-ntl-look2-conf-tok", "digits-bos-lora-ntl-look2-given",
+          "digits-bos-lora-ntl-look2-conf-given")
 """The set-ups with a second training seed."""
 THIRD_SEEDED = ("text-bos-lora-ntl", "digits-bos-lora-ntl")
 """The set-ups whose products were within the two seeds' spread of each other (the default's choice): a third seed."""
