@@ -78,8 +78,9 @@ class DigitLookahead(nn.Module):
         ``token_head`` is the token head's weight ``(V, H)``. ``read_states``: what the heads read where it is not
         ``hidden_states`` (a middle layer's, ``digit_lookahead_layer``); the confidence is always the token head's
         own, from ``hidden_states``. With ``digit_lookahead_conditioned`` head ``k``'s output at ``t`` is scaled by
-        ``1 + sum_j given_scale[k, j, targets[t + j]]`` and shifted by ``sum_j given_shift[k, j, targets[t + j]]``
-        (``j < k``: the digits between, as the labels give them). Fixed shapes and no host sync (a compiled step).
+        ``1 + sum_j given_scale[k - 1, j, d(t + j)]`` and shifted by ``sum_j given_shift[k - 1, j, d(t + j)]``, where
+        ``d(t + j)`` is the digit ``targets[:, t + j]`` (``j < k``: the digits between, as the labels give them).
+        Fixed shapes and no host sync (a compiled step).
         """
         digit_rows = token_head[self.digit_ids].float()
         hidden = hidden_states.float()

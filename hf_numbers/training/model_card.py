@@ -197,10 +197,10 @@ def _how(arguments: Mapping[str, Any]) -> str:
         per_token = ", each place weighing one token" if arguments.get("digit_lookahead_mean") == "tokens" else ""
         layer = arguments.get("digit_lookahead_layer")
         read = f", read from layer {layer}" if layer is not None else ""
-        read += ", given the digits between" if arguments.get("digit_lookahead_conditioned") else ""
+        given = ", given the digits between" if arguments.get("digit_lookahead_conditioned") else ""
         parts.append(f"the digit lookahead ({arguments['digit_lookahead']} digits ahead, weight "
-                     f"{arguments.get('digit_lookahead_weight')}{annealed}{confident}{per_token}{read}; its heads are "
-                     "for training only)")
+                     f"{arguments.get('digit_lookahead_weight')}{annealed}{confident}{per_token}{read}{given}; its "
+                     "heads are for training only)")
     return f", with {' and '.join(parts)}" if parts else ""
 
 
