@@ -51,7 +51,7 @@ from hf_numbers.data.checks import check_text_column, check_text_numbers
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
 from hf_numbers.evaluation import compute_number_metrics
 from hf_numbers.evaluation.predict import predict_answers
-from hf_numbers.training.arguments import PRETRAINED_RECIPE
+from hf_numbers.training.arguments import NUMBER_TOKEN_LOSSES, PRETRAINED_RECIPE
 from hf_numbers.training.builders import set_bos
 from hf_numbers.training.lora import ADAPTER_DIR, number_lora_config, require_peft, save_adapter
 from hf_numbers.training.number_token_loss import NumberTokenLoss
@@ -108,8 +108,9 @@ class ModelArguments:
     )
     number_token_loss: str | None = field(
         default=None,
-        metadata={"help": "none, or ntl (the ntloss package) added to the token loss on the digit labels; default: "
-                  "ntl where the causal script trains the model's own digits (text, digits), else none."},
+        metadata={"help": "none, or ntl (the ntloss package) added to the token loss on the digit labels, "
+                  "number-level (its per-number form) or ntl+number-level; default: ntl where the causal script "
+                  "trains the model's own digits (text, digits), else none."},
     )
     number_token_loss_weight: float = field(default=0.3, metadata={"help": "Weight of the NTL (the paper's 0.3)."})
     hidden_size: int = field(default=128, metadata={"help": "A new model's width."})
@@ -243,9 +244,10 @@ def fill_recipe(model_args: ModelArguments, causal: bool) -> None:
     if model_args.number_token_loss is None:
         model_args.number_token_loss = PRETRAINED_RECIPE["number_token_loss"] if own_digits else "none"
     ntl = model_args.number_token_loss
-    if ntl not in ("none", "ntl") or (ntl == "ntl" and not own_digits):
-        raise ValueError(f"number_token_loss {model_args.number_token_loss!r}: none, or ntl where the causal script "
-                         f"trains the model's own digits ({', '.join(OWN_DIGIT_ENCODINGS)})")
+    if ntl not in NUMBER_TOKEN_LOSSES or (ntl != "none" and not own_digits):
+        raise ValueError(f"number_token_loss {model_args.number_token_loss!r}: none, or one of "
+                         f"{', '.join(NUMBER_TOKEN_LOSSES[1:])} where the causal script trains the model's own digits "
+                         f"({', '.join(OWN_DIGIT_ENCODINGS)})")
 
 
 def check_numbers(model_args: ModelArguments, data: DataArguments, texts: datasets.DatasetDict, causal: bool) -> None:
@@ -399,8 +401,9 @@ def run(causal: bool, argv: Sequence[str] | None = None) -> dict[str, Any]:
     else:
         collator = DataCollatorForNumberMLM(tokenizer, masking[0].mlm_probability, seed=training_args.seed)
     trainer_kwargs = {}
-    if model_args.number_token_loss == "ntl":  # the digit labels also scored by their value (NTL)
-        trainer_kwargs = {"number_token_loss": NumberTokenLoss(tokenizer, model.config.vocab_size, causal=True),
+    if model_args.number_token_loss != "none":  # the digit labels also scored by their value (NTL)
+        ntl = NumberTokenLoss(tokenizer, model.config.vocab_size, causal=True, kind=model_args.number_token_loss)
+        trainer_kwargs = {"number_token_loss": ntl,
                           "number_token_loss_weight": model_args.number_token_loss_weight}
     trainer = (NumberTokenLossTrainer if trainer_kwargs else Trainer)(
         model=model, args=training_args, train_dataset=tokenized["train"], eval_dataset=tokenized["validation"],

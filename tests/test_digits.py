@@ -232,12 +232,13 @@ def test_the_table_of_a_byte_level_tokenizer_holds_its_multi_digit_tokens() -> N
         assert (int(text), len(text.strip()), int(not text.startswith(" "))) == (value, count, joins)
 
 
-def test_the_cli_trains_value_aware_digits_with_the_number_token_loss(tmp_path: Path) -> None:
+@pytest.mark.parametrize("loss", ["ntl", "ntl+number-level"])
+def test_the_cli_trains_value_aware_digits_with_the_number_token_loss(loss: str, tmp_path: Path) -> None:
     pytest.importorskip("ntloss")
     from hf_numbers.cli import main
 
     main(["train", "--task", "fone_arithmetic", "--backbone", "llama", "--number_encoding", "digits",
-          "--number_token_loss", "ntl", "--max_steps", "3", "--train_size", "32", "--eval_size", "8",
+          "--number_token_loss", loss, "--max_steps", "3", "--train_size", "32", "--eval_size", "8",
           "--hidden_size", "32", "--num_layers", "1", "--num_heads", "2", "--vocab_size", "300",
           "--output_dir", str(tmp_path / "run"), "--eval_steps", "0", "--save_steps", "0"])  # fmt: skip
     model = NumberLlamaForCausalLM.from_pretrained(tmp_path / "run" / "final")

@@ -226,7 +226,8 @@ def test_an_encoding_the_script_does_not_train_is_refused_by_name(causal: bool, 
 def test_the_number_token_loss_with_a_num_token_encoding_is_refused_by_name(tmp_path: Path) -> None:
     message = _refused(tmp_path / "run", "--train_file", str(_csv(tmp_path / "days.csv", DAYS)),
                        "--number_encoding", "xval", "--number_token_loss", "ntl")  # fmt: skip
-    assert "number_token_loss 'ntl': none, or ntl where the causal script trains the model's own digits" in message
+    assert ("number_token_loss 'ntl': none, or one of ntl, number-level, ntl+number-level where the causal script "
+            "trains the model's own digits") in message
 
 
 def test_a_value_in_the_validation_file_is_refused_before_training(tmp_path: Path) -> None:

@@ -287,6 +287,37 @@ def test_the_number_token_loss_scores_digit_tokens_like_ntloss_on_shifted_labels
         NumberTrainingArguments(number_encoding="xval", number_token_loss="ntl")
 
 
+def test_the_number_level_loss_scores_whole_numbers_by_their_relative_error(pretrained: Path) -> None:
+    """``number-level``: the digits' expected values times their places make the predicted number (``12.5`` read as
+    one), scored by its symmetric relative error: ~0 when right, larger for a wrong leading digit than for a wrong
+    last one; ``ntl+number-level`` is the sum of the two losses."""
+    pytest.importorskip("ntloss")
+    tokenizer = NumberLlamaTokenizer.from_pretrained(pretrained, number_scheme="text")
+    size = len(tokenizer)
+    labels = torch.tensor([tokenizer.convert_tokens_to_ids(["What", "1", "2", ".", "5", "What"])])
+
+    def confident(tokens: list[str]) -> torch.Tensor:  # logits at t that write tokens[t] (scored against t + 1)
+        logits = torch.zeros(1, labels.shape[1], size)
+        for t, token in enumerate(tokens):
+            logits[0, t, tokenizer.convert_tokens_to_ids(token)] = 30.0
+        return logits
+
+    number_level = NumberTokenLoss(tokenizer, size, causal=True, kind="number-level")
+    right = number_level(confident(["1", "2", ".", "5", "What", "What"]), labels)
+    wrong_first = number_level(confident(["2", "2", ".", "5", "What", "What"]), labels)
+    wrong_last = number_level(confident(["1", "2", ".", "6", "What", "What"]), labels)
+    assert right < 1e-6
+    assert wrong_first == pytest.approx(100 / 350, rel=1e-4) and wrong_last == pytest.approx(1 / 251, rel=1e-4)
+    logits = torch.randn(1, labels.shape[1], size)
+    both = NumberTokenLoss(tokenizer, size, causal=True, kind="ntl+number-level")(logits, labels)
+    ntl = NumberTokenLoss(tokenizer, size, causal=True)(logits, labels)
+    assert torch.isclose(both, ntl + number_level(logits, labels)) and both > ntl
+    with pytest.raises(ValueError, match="number-token loss 'mape': one of ntl, number-level, ntl\\+number-level"):
+        NumberTokenLoss(tokenizer, size, causal=True, kind="mape")
+    args = NumberTrainingArguments(pretrained=str(pretrained), number_token_loss="ntl+number-level")
+    assert args.number_token_loss == "ntl+number-level"
+
+
 def test_trainer_with_the_number_token_loss_adds_it_to_the_models_loss(pretrained: Path, tmp_path: Path) -> None:
     pytest.importorskip("ntloss")
     from transformers import TrainingArguments

@@ -43,6 +43,8 @@ TWICE_THE_BUDGET = ("--max_steps", "800", "--train_size", "12800")
 """Twice :data:`BUDGET`'s steps, on as many new examples (one epoch): does a set-up's lead grow with training?"""
 FULL = ("--learning_rate", "1e-4")
 NTL = ("--number_token_loss", "ntl")
+NTL_AND_NUMBER_LEVEL = ("--number_token_loss", "ntl+number-level")
+"""NTL per digit plus its per-number form (``ntloss.NumberLevelLoss``): the relative error of the whole number."""
 NO_NTL = ("--number_token_loss", "none")
 """The set-ups without :data:`NTL` (``--pretrained``'s default for digit-writing encodings since 2026-11-28;
 rows recorded before ran without the flag, meaning the same)."""
@@ -172,6 +174,8 @@ SETUPS = {
                                               *LOOKAHEAD_CONFIDENT_GIVEN),
                                              "value-aware digits (FoNE + place), BOS first, LoRA + NTL + digit "
                                              "lookahead (2, weighted by confidence, given the digits between)"),
+    "digits-bos-lora-ntlnum": (("--number_encoding", "digits", *BOS, *LORA, *NTL_AND_NUMBER_LEVEL),
+                               "value-aware digits (FoNE + place), BOS first, LoRA + NTL per digit and per number"),
     "digits-randstart-lora-ntl": (("--number_encoding", "digits", "--digits_zero_start", "false", *LORA, *NTL),
                                   "value-aware digits, random (not zero) start, LoRA + NTL"),
 }

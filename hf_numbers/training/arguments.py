@@ -49,11 +49,12 @@ from ..modeling import (
 )
 from ..modeling.configuration_number import LOOKAHEAD_MEANS, MAX_LOOKAHEAD
 from ..modeling.encoding_config import coerce_option, option_owners, own_options
+from .number_token_loss import NUMBER_TOKEN_LOSS_KINDS
 from .sharding import SWITCH_WORDS, parse_fsdp
 
 PRECISIONS = ("no", "fp16", "bf16", "auto")
-NUMBER_TOKEN_LOSSES = ("none", "ntl")
-"""``--number_token_loss`` values: none, or the number-token loss (``ntloss.NTLoss``) for text encodings."""
+NUMBER_TOKEN_LOSSES = ("none", *NUMBER_TOKEN_LOSS_KINDS)
+"""``--number_token_loss`` values: none, or a number-token loss (``ntloss``) for encodings that write digits."""
 TRACKERS = ("none", *LoggerType.list())
 """``--report_to`` values: Accelerate's trackers, ``all`` (those installed) and ``none``."""
 
@@ -317,8 +318,10 @@ class NumberTrainingArguments:
         default=None,
         metadata={
             "help": "none, or ntl: the number-token loss of Zausinger et al. (the ntloss package) on the digit "
-            "tokens of a text encoding, added to the token loss and reported as the number loss; default: ntl where "
-            "--pretrained is a causal LM and the encoding writes digits (text, digits), else none."
+            "tokens of a text encoding, added to the token loss and reported as the number loss; number-level: its "
+            "per-number form (the relative error of the number the digits' expected values make); ntl+number-level: "
+            "both. Default: ntl where --pretrained is a causal LM and the encoding writes digits (text, digits), "
+            "else none."
         },
     )
     number_token_loss_weight: float = field(

@@ -1,8 +1,11 @@
 """The number-token loss (NTL, Zausinger et al., ICML 2025) for models that write numbers as digit tokens.
 
 Where the label is a digit, NTL is the Wasserstein distance between the predicted digit distribution and
-the true digit (4 for 5 costs less than 9 for 5). ``ntloss`` computes it; this module aligns it with a
-causal LM's shifted labels and refuses tokenizers whose numbers are not digit tokens.
+the true digit (4 for 5 costs less than 9 for 5). Its number-level form (``ntloss.NumberLevelLoss``) scores each
+whole number instead: the digits' expected values, each times its place, summed into the predicted number, and
+its symmetric relative error to the true one (bounded by 1, so a wrong leading digit costs most and a wrong last
+digit of a 6-digit number almost nothing). ``ntloss`` computes both; this module aligns them with a causal LM's
+shifted labels and refuses tokenizers whose numbers are not digit tokens.
 
 ``Trainer`` users add it with :class:`~hf_numbers.training.number_token_loss_trainer.NumberTokenLossTrainer`.
 
@@ -19,9 +22,11 @@ import torch
 
 from ..modeling.parsing import writes_digits
 
-__all__ = ["NumberTokenLoss"]
+__all__ = ["NUMBER_TOKEN_LOSS_KINDS", "NumberTokenLoss"]
 
 DIGITS = tuple("0123456789")
+NUMBER_TOKEN_LOSS_KINDS = ("ntl", "number-level", "ntl+number-level")
+"""Per digit (the paper's NTL), per number (``NumberLevelLoss``), or their sum."""
 
 
 class _Vocabulary:
@@ -36,21 +41,28 @@ class _Vocabulary:
     def __len__(self) -> int:
         return len(self._vocab)
 
+    def convert_tokens_to_ids(self, token: str) -> int:
+        return self._vocab.get(token, -1)  # -1: no label is an absent token
+
     def add_tokens(self, tokens: Any) -> int:
         return 0
 
 
 class NumberTokenLoss:
-    """``ntloss.NTLoss`` over the digit tokens ``0`` ... ``9`` of ``tokenizer``, for logits of ``vocab_size``.
+    """``ntloss``'s losses over the digit tokens ``0`` ... ``9`` of ``tokenizer``, for logits of ``vocab_size``.
 
-    ``causal``: the logits at position t are scored against the label at t + 1, as the token loss is.
-    A tokenizer that writes numbers as ``[NUM]`` (unless ``number_output="digits"``) or as a text scheme's
-    tokens, or lacks a digit token, is a ``ValueError``: NTL scores digit tokens only.
+    ``kind``: one of :data:`NUMBER_TOKEN_LOSS_KINDS`; the number level reads ``12.5`` as one number where ``.`` is
+    a token (a ``.`` between digits joins them) and is not reweighed by the digits' share of the probability
+    (ntloss: reweighing explodes it). ``causal``: the logits at position t are scored against the label at t + 1,
+    as the token loss is. A tokenizer that writes numbers as ``[NUM]`` (unless ``number_output="digits"``) or as
+    a text scheme's tokens, or lacks a digit token, is a ``ValueError``: these losses score digit tokens only.
     """
 
-    def __init__(self, tokenizer: Any, vocab_size: int, causal: bool):
+    def __init__(self, tokenizer: Any, vocab_size: int, causal: bool, kind: str = "ntl"):
+        if kind not in NUMBER_TOKEN_LOSS_KINDS:
+            raise ValueError(f"number-token loss {kind!r}: one of {', '.join(NUMBER_TOKEN_LOSS_KINDS)}")
         try:
-            from ntloss import NTLoss
+            from ntloss import NTLoss, NumberLevelLoss
         except ImportError:  # an optional extra
             raise ImportError("--number_token_loss needs the ntloss package: pip install 'hf_numbers[ntl]'") from None
         writes_num_tokens = getattr(tokenizer, "num_token_ids", None) and not writes_digits(tokenizer)
@@ -63,11 +75,18 @@ class NumberTokenLoss:
         missing = [digit for digit in DIGITS if digit not in vocab]
         if missing:
             raise ValueError(f"the number-token loss needs a token for each digit; the tokenizer lacks {missing}")
-        self.loss = NTLoss(_Vocabulary(vocab), vocab_size=vocab_size)
-        self.causal = causal
+        self.losses = []
+        if kind in ("ntl", "ntl+number-level"):
+            self.losses.append(NTLoss(_Vocabulary(vocab), vocab_size=vocab_size))
+        if kind in ("number-level", "ntl+number-level"):
+            self.losses.append(NumberLevelLoss(_Vocabulary(vocab), vocab_size=vocab_size, float_level="." in vocab,
+                                               reweigh=False))
+        self.kind, self.causal = kind, causal
 
     def __call__(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        """The mean NTL over the positions whose label is a digit token (0 where there is none)."""
+        """The mean loss over the positions whose label is a digit token, or over the numbers (0 where there is
+        none); for ``ntl+number-level`` the sum of the two means."""
         if self.causal:
             logits, labels = logits[:, :-1], labels[:, 1:]
-        return self.loss(logits.float(), labels)
+        logits = logits.float()
+        return sum(loss(logits, labels) for loss in self.losses)

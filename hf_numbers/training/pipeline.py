@@ -82,7 +82,7 @@ def _run_training(args: NumberTrainingArguments, accelerator: Accelerator) -> di
     check_answers_tokenized(dataset, tokenized, tokenizer, args.max_length, end_with_eos=args.causal)
     number_token_loss = None
     if args.number_token_loss != "none":
-        number_token_loss = NumberTokenLoss(tokenizer, model.config.vocab_size, causal=args.causal)
+        number_token_loss = NumberTokenLoss(tokenizer, model.config.vocab_size, args.causal, args.number_token_loss)
     # a LoRA run's checkpoint-<step> holds what rebuilds its base, as final/adapter does (load_adapter, evaluate)
     save_with = (tokenizer, AdapterBase(model, args.pretrained, args.gguf_file)) if args.lora_r else (tokenizer,)
     model, result = train_model(
