@@ -799,6 +799,27 @@ VALUE_RULES: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
     ("pad_vocab_to_multiple_of", lambda v: v is None or v >= 1, ">= 1 (or unset)"),
 )
 """(argument, whether a value is allowed, the rule in words): each argument's own range."""
+LOOKAHEAD_SETTINGS = {
+    "digit_lookahead_confidence": "weights the digits the digit lookahead asks for",
+    "digit_lookahead_mean": "sets what the digit lookahead's loss is a mean over",
+    "digit_lookahead_layer": "sets the layer the digit lookahead's heads read",
+    "digit_lookahead_conditioned": "gives the digit lookahead's heads the digits between",
+    "digit_lookahead_schedule": "moves the weight of the digit lookahead",
+}
+"""The options that shape ``--digit_lookahead``, and what each does: set away from its default without it, refused."""
+
+
+def _set(args: Any, name: str) -> bool:
+    """Whether ``name`` is away from its default (``NumberTrainingArguments``' field)."""
+    return getattr(args, name) != NumberTrainingArguments.__dataclass_fields__[name].default
+
+
+def _named(args: Any, name: str) -> str:
+    """``name`` with its value, as a refusal shows it (a switch by its name alone)."""
+    value = getattr(args, name)
+    return name if isinstance(value, bool) else f"{name} {value}"
+
+
 CONFLICTS: tuple[tuple[Callable[[Any], Any], Callable[[Any], str]], ...] = (
     (lambda a: a.data_dir and (a.task_options or a.data_seed),
      lambda a: f"task_options and data_seed shape a generated task (--task); --data_dir {a.data_dir} is already made "
@@ -830,20 +851,9 @@ CONFLICTS: tuple[tuple[Callable[[Any], Any], Callable[[Any], str]], ...] = (
     (lambda a: a.digit_lookahead and _has_module(a.number_encoding) and a.number_output != "digits",
      lambda a: f"digit_lookahead scores digit tokens; number_encoding {a.number_encoding!r} writes numbers as [NUM] "
                f"tokens (use a text encoding, or --number_output digits)"),
-    (lambda a: a.digit_lookahead_confidence and not a.digit_lookahead,
-     lambda a: "digit_lookahead_confidence weights the digits the digit lookahead asks for; set --digit_lookahead too"),
-    (lambda a: a.digit_lookahead_mean != "places" and not a.digit_lookahead,
-     lambda a: f"digit_lookahead_mean {a.digit_lookahead_mean} sets what the digit lookahead's loss is a mean over; "
-               f"set --digit_lookahead too"),
-    (lambda a: a.digit_lookahead_layer is not None and not a.digit_lookahead,
-     lambda a: f"digit_lookahead_layer {a.digit_lookahead_layer} sets the layer the digit lookahead's heads read; set "
-               f"--digit_lookahead too"),
-    (lambda a: a.digit_lookahead_conditioned and not a.digit_lookahead,
-     lambda a: "digit_lookahead_conditioned gives the digit lookahead's heads the digits between; set "
-               "--digit_lookahead too"),
-    (lambda a: a.digit_lookahead_schedule != "constant" and not a.digit_lookahead,
-     lambda a: f"digit_lookahead_schedule {a.digit_lookahead_schedule} moves the weight of the digit lookahead; set "
-               f"--digit_lookahead too"),
+    *((lambda a, name=name: _set(a, name) and not a.digit_lookahead,
+       lambda a, name=name, does=does: f"{_named(a, name)} {does}; set --digit_lookahead too")
+      for name, does in LOOKAHEAD_SETTINGS.items()),
     (_ignored_options, _ignored_options_message),
     (lambda a: a.fsdp_cpu_offload and not a.fsdp,
      lambda a: "fsdp_cpu_offload offloads the shards of --fsdp; it needs --fsdp true"),
