@@ -75,13 +75,12 @@ class NumberTokenLoss:
         missing = [digit for digit in DIGITS if digit not in vocab]
         if missing:
             raise ValueError(f"the number-token loss needs a token for each digit; the tokenizer lacks {missing}")
-        self.losses = []
-        if kind in ("ntl", "ntl+number-level"):
-            self.losses.append(NTLoss(_Vocabulary(vocab), vocab_size=vocab_size))
-        if kind in ("number-level", "ntl+number-level"):
-            self.losses.append(NumberLevelLoss(_Vocabulary(vocab), vocab_size=vocab_size, float_level="." in vocab,
-                                               reweigh=False))
-        self.kind, self.causal = kind, causal
+        read = _Vocabulary(vocab)
+        build = {"ntl": lambda: NTLoss(read, vocab_size=vocab_size),
+                 "number-level": lambda: NumberLevelLoss(read, vocab_size=vocab_size, float_level="." in vocab,
+                                                         reweigh=False)}
+        self.losses = [build[part]() for part in kind.split("+")]
+        self.causal = causal
 
     def __call__(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """The mean loss over the positions whose label is a digit token, or over the numbers (0 where there is
