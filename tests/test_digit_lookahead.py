@@ -61,9 +61,9 @@ def reference_loss(module: DigitLookahead, hidden: torch.Tensor, targets: torch.
     """The loss written out position by position: head k scores targets[t + k] where targets[t .. t + k] are
     digits (with ``confidence``, times the token head's probability of targets[t + k] at position t + k, among the
     ten digits, a weight without gradient; with ``conditioned``, the head's output scaled and shifted by the digits
-    between); with ``per_token``, every place summed and divided by the scored tokens
-    instead of each head's mean, averaged. The heads read ``read`` where given (a middle layer's states), the
-    confidence is the token head's own, from ``hidden``."""
+    between; without ``leading``, only where targets[t - 1] is a digit too); with ``per_token``, every place summed
+    and divided by the scored tokens instead of each head's mean, averaged. The heads read ``read`` where given (a
+    middle layer's states), the confidence is the token head's own, from ``hidden``."""
     read = hidden if read is None else read
     digits = module.digit_ids.tolist()
     per_head, tokens = [], int((targets != -100).sum())
@@ -71,7 +71,8 @@ def reference_loss(module: DigitLookahead, hidden: torch.Tensor, targets: torch.
         losses = []
         for b in range(targets.shape[0]):
             for t in range(targets.shape[1] - k):
-                if all(int(targets[b, t + i]) in digits for i in range(k + 1)):
+                first = t == 0 or int(targets[b, t - 1]) not in digits  # targets[b, t] begins a number
+                if all(int(targets[b, t + i]) in digits for i in range(k + 1)) and (module.leading or not first):
                     target = digits.index(int(targets[b, t + k]))
                     state = module.heads[k - 1] @ read[b, t]
                     if module.conditioned:  # given targets[t .. t + k - 1], the digits between
@@ -89,16 +90,18 @@ def reference_loss(module: DigitLookahead, hidden: torch.Tensor, targets: torch.
     return torch.stack(per_head).sum() if module.per_token else torch.stack(per_head).mean()
 
 
+@pytest.mark.parametrize("leading", [True, False], ids=["from-the-first", "from-the-second"])
 @pytest.mark.parametrize("conditioned", [False, True], ids=["alone", "given"])
 @pytest.mark.parametrize("mean", ["places", "tokens"])
 @pytest.mark.parametrize("confidence", [False, True], ids=["plain", "confidence"])
 def test_the_loss_scores_each_digit_ahead_within_one_number_only(
-    confidence: bool, mean: str, conditioned: bool
+    confidence: bool, mean: str, conditioned: bool, leading: bool
 ) -> None:
     torch.manual_seed(0)
     module = DigitLookahead(tiny_config("llama", "text", digit_lookahead=3, digit_lookahead_ids=DIGIT_IDS,
                                         digit_lookahead_confidence=confidence, digit_lookahead_mean=mean,
-                                        digit_lookahead_conditioned=conditioned))  # fmt: skip
+                                        digit_lookahead_conditioned=conditioned,
+                                        digit_lookahead_leading=leading))  # fmt: skip
     module.heads.data.normal_()
     if conditioned:  # tables of the scale the heads' outputs are
         module.given_scale.data.normal_(std=0.1)
@@ -120,6 +123,22 @@ def test_the_loss_scores_each_digit_ahead_within_one_number_only(
     grad = torch.autograd.grad(module.loss(hidden, targets, rows), hidden)[0]  # its own next digit
     expected = torch.autograd.grad(reference_loss(module, hidden, targets, rows), hidden)[0]
     assert torch.allclose(grad, expected, atol=1e-6)
+
+
+def test_from_the_second_digit_a_temperature_asks_for_nothing_and_a_longer_number_from_its_second_digit() -> None:
+    module = DigitLookahead(tiny_config("llama", "text", digit_lookahead=2, digit_lookahead_ids=DIGIT_IDS,
+                                        digit_lookahead_leading=False))  # fmt: skip
+    module.heads.data.normal_()
+    hidden, rows = torch.randn(1, 8, 32, requires_grad=True), torch.randn(100, 32)
+    temperatures = torch.tensor([[-100, 14, 19, 5, 15, -100, 16, 11]])  # 49.5 and 61: the second digit ends the run
+    loss = module.loss(hidden, temperatures, rows)
+    assert loss.item() == 0.0 and not torch.autograd.grad(loss, hidden, allow_unused=True)[0].any()
+    module.leading = True  # from the first digit, the tens digit asks for the units
+    assert module.loss(hidden, temperatures, rows).item() > 0
+    module.leading = False
+    longer = torch.tensor([[-100, 11, 12, 13, 14, 5, 15, 16]])  # 1234: heads ask from the 2 (for 3, then 4)
+    expected = reference_loss(module, hidden, longer, rows)
+    assert module.loss(hidden, longer, rows).item() == pytest.approx(expected.item(), rel=1e-5) and expected > 0
 
 
 @pytest.mark.parametrize("backbone", CAUSAL)
@@ -250,10 +269,12 @@ def test_under_the_trainer_the_linear_decay_sets_one_minus_the_finished_fraction
         ("llama", "text", {"digit_lookahead_layer": 1}, "set digit_lookahead too"),
         ("llama", "text", {**LOOKAHEAD, "digit_lookahead_conditioned": 1}, "must be true or false, got 1"),
         ("llama", "text", {"digit_lookahead_conditioned": True}, "the digits between; set digit_lookahead too"),
+        ("llama", "text", {**LOOKAHEAD, "digit_lookahead_leading": 0}, "must be true or false, got 0"),
+        ("llama", "text", {"digit_lookahead_leading": False}, "a number's first digit; set digit_lookahead too"),
     ],
     ids=["num-token", "nine-ids", "no-ids", "too-far", "nan-weight", "confidence-not-bool", "unknown-mean", "masked",
          "layer-the-last", "layer-the-embeddings", "layer-bool", "layer-without-heads", "given-not-bool",
-         "given-without-heads"],
+         "given-without-heads", "leading-not-bool", "leading-without-heads"],
 )
 def test_settings_it_cannot_serve_are_refused_by_name(backbone: str, encoding: str, fields: dict, message: str) -> None:
     with pytest.raises(ValueError, match="digit_lookahead") as error:
@@ -336,13 +357,15 @@ def test_hf_numbers_train_passes_the_weighting_the_mean_the_layer_and_the_digits
           "--per_device_train_batch_size", "8", "--disable_tqdm", "true", "--use_cpu", "true",
           "--pretrained", str(pretrained), "--number_encoding", "digits", "--lora_r", "4", "--digit_lookahead", "2",
           "--digit_lookahead_confidence", "true", "--digit_lookahead_mean", "tokens", "--digit_lookahead_layer", "1",
-          "--digit_lookahead_conditioned", "true", "--output_dir", str(run)])  # fmt: skip
+          "--digit_lookahead_conditioned", "true", "--digit_lookahead_leading", "false",
+          "--output_dir", str(run)])  # fmt: skip
     config = AutoConfig.from_pretrained(run / "final")
     assert config.digit_lookahead_confidence is True and config.digit_lookahead_mean == "tokens"
     assert config.digit_lookahead_layer == 1 and config.digit_lookahead_conditioned is True
+    assert config.digit_lookahead_leading is False
     card = (run / "final" / "README.md").read_text()
     assert ("each digit weighted by the model's own confidence, each place weighing one token, read from layer 1, "
-            "given the digits between") in card
+            "given the digits between, not asked at a number's first digit") in card
 
 
 @pytest.mark.parametrize(
@@ -365,9 +388,12 @@ def test_hf_numbers_train_passes_the_weighting_the_mean_the_layer_and_the_digits
          "digit_lookahead_layer 1 sets the layer the digit lookahead's heads read; set --digit_lookahead too"),
         (["--number_encoding", "text", "--digit_lookahead", "0", "--digit_lookahead_conditioned", "true"],
          "digit_lookahead_conditioned gives the digit lookahead's heads the digits between; set --digit_lookahead too"),
+        (["--number_encoding", "text", "--digit_lookahead", "0", "--digit_lookahead_leading", "false"],
+         "digit_lookahead_leading false keeps the digit lookahead off a number's first digit; set --digit_lookahead "
+         "too"),
     ],
     ids=["num-token", "masked", "too-far", "unknown-schedule", "schedule-without-heads", "confidence-without-heads",
-         "unknown-mean", "mean-without-heads", "layer-without-heads", "given-without-heads"],
+         "unknown-mean", "mean-without-heads", "layer-without-heads", "given-without-heads", "leading-without-heads"],
 )
 def test_hf_numbers_train_refuses_what_the_lookahead_cannot_serve(
     flags: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -84,6 +84,10 @@ its cost on products and temperatures the press to pick, from the state alone, a
 LOOKAHEAD_CONFIDENT_GIVEN = (*LOOKAHEAD_CONFIDENT, "--digit_lookahead_conditioned", "true")
 """The weighted lookahead given the digits between: given alone keeps the sums' gain and not the products (session 22),
 the weighting keeps the products: do the two together keep both?"""
+LOOKAHEAD_CONFIDENT_FROM_SECOND = (*LOOKAHEAD_CONFIDENT, "--digit_lookahead_leading", "false")
+"""The weighted lookahead asked from a number's second digit on: the temperatures' errors cluster at the decade, which
+the tens digit decides, and the lookahead doubles them (session 23); with nothing asked at a number's first digit a
+temperature (two digits, then ``.``) asks for nothing: do the sums keep the gain without their first digit's?"""
 ALIGN = ("--align_steps", "100")
 """Alignment before the task (``--align_steps``): texts of the training split's numbers, no task labels."""
 SETUPS = {
@@ -174,6 +178,11 @@ SETUPS = {
                                               *LOOKAHEAD_CONFIDENT_GIVEN),
                                              "value-aware digits (FoNE + place), BOS first, LoRA + NTL + digit "
                                              "lookahead (2, weighted by confidence, given the digits between)"),
+    "digits-bos-lora-ntl-look2-conf-second": (("--number_encoding", "digits", *BOS, *LORA, *NTL,
+                                               *LOOKAHEAD_CONFIDENT_FROM_SECOND),
+                                              "value-aware digits (FoNE + place), BOS first, LoRA + NTL + digit "
+                                              "lookahead (2, weighted by confidence, from each number's second "
+                                              "digit)"),
     "digits-bos-lora-ntlnum": (("--number_encoding", "digits", *BOS, *LORA, *NTL_AND_NUMBER_LEVEL),
                                "value-aware digits (FoNE + place), BOS first, LoRA + NTL per digit and per number"),
     "digits-randstart-lora-ntl": (("--number_encoding", "digits", "--digits_zero_start", "false", *LORA, *NTL),
@@ -193,7 +202,8 @@ SEEDED = ("text-lora-ntl", "digits-lora-ntl", "xval-align-lora", "xval-lora", "d
           "text-units-bos-lora-ntl", "digits-ramp-bos-lora-ntl", "digits-below-bos-lora-ntl",
           "text-bos-lora-ntl-800", "digits-bos-lora-ntl-800", "text-bos-lora-ntl-look2", "digits-bos-lora-ntl-look2",
           "digits-bos-lora-ntl-look2-light", "digits-bos-lora-ntl-look2-conf", "text-bos-lora-ntl-look2-conf",
-          "digits-bos-lora-ntl-look2-conf-tok", "digits-bos-lora-ntl-look2-conf-given")
+          "digits-bos-lora-ntl-look2-conf-tok", "digits-bos-lora-ntl-look2-conf-given",
+          "digits-bos-lora-ntl-look2-conf-second")
 """The set-ups with a second training seed."""
 THIRD_SEEDED = ("text-bos-lora-ntl", "digits-bos-lora-ntl")
 """The set-ups whose products were within the two seeds' spread of each other (the default's choice): a third seed."""

@@ -74,6 +74,9 @@ class NumberConfigFields:
         digit_lookahead_conditioned: give each head the digits between (teacher-forced), as a scale and a shift of
             its output per digit, so that a digit that could go either way is asked for given the branch taken
             (multi-token prediction as DeepSeek-V3 conditions it on the next token).
+        digit_lookahead_leading: ask for the digits ahead where a number's first digit is written too (the default);
+            ``False``: from its second digit on, so that the leading digit (a temperature's decade) is written
+            without a press to foresee the rest.
         digit_lookahead_ids: the ids of the tokens ``0`` ... ``9`` (:meth:`from_tokenizer` fills it where
             ``digit_lookahead`` is set).
         tokenizer_vocab_size: how many of the vocabulary's rows stand for a token (``len(tokenizer)``) where the
@@ -105,6 +108,7 @@ class NumberConfigFields:
     digit_lookahead_mean: str = "places"
     digit_lookahead_layer: int | None = None
     digit_lookahead_conditioned: bool = False
+    digit_lookahead_leading: bool = True
     digit_lookahead_ids: list[int] | None = None
     tokenizer_vocab_size: int | None = None
     encoding_config: dict[str, Any] | None = None
@@ -240,6 +244,11 @@ class NumberConfigFields:
             raise ValueError(f"digit_lookahead_conditioned must be true or false, got {conditioned!r}")
         if conditioned and not lookahead:
             raise ValueError("digit_lookahead_conditioned gives the digit lookahead's heads the digits between; set "
+                             "digit_lookahead too")
+        if not isinstance(leading := self.digit_lookahead_leading, bool):
+            raise ValueError(f"digit_lookahead_leading must be true or false, got {leading!r}")
+        if not leading and not lookahead:
+            raise ValueError("digit_lookahead_leading=False keeps the digit lookahead off a number's first digit; set "
                              "digit_lookahead too")
         if not lookahead:
             return

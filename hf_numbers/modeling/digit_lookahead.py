@@ -10,7 +10,9 @@ hidden state, or with ``digit_lookahead_layer=k`` the output of the trunk's ``k`
 (:func:`final_norm`). With ``digit_lookahead_conditioned`` each head is also given the digits between, the labels
 teacher-forced, as DeepSeek-V3's multi-token-prediction modules are given the next token: a scale and a shift per
 digit (FiLM, starting at zero) on the head's output, so that a digit that could go either way (``49.5`` or ``51.0``)
-is asked for given the branch taken, not of the state alone, which would press it to pick the branch early.
+is asked for given the branch taken, not of the state alone, which would press it to pick the branch early. With
+``digit_lookahead_leading=False`` nothing is asked ahead where a number's first digit is written: the leading digit
+(a temperature's decade) is chosen without a press to foresee the rest; the lookahead works from the second digit on.
 
 Example:
     >>> config = NumberLlamaConfig(..., number_encoding="text", digit_lookahead=2,  # doctest: +SKIP
@@ -47,6 +49,7 @@ class DigitLookahead(nn.Module):
         self.confidence = bool(getattr(config, "digit_lookahead_confidence", False))
         self.per_token = getattr(config, "digit_lookahead_mean", "places") == "tokens"
         self.conditioned = bool(getattr(config, "digit_lookahead_conditioned", False))
+        self.leading = bool(getattr(config, "digit_lookahead_leading", True))
         if self.conditioned:  # head k, the j-th digit between (j < k), that digit: a scale and a shift of its output
             self.given_scale = nn.Parameter(torch.zeros(config.digit_lookahead, config.digit_lookahead, 10, width))
             self.given_shift = nn.Parameter(torch.zeros(config.digit_lookahead, config.digit_lookahead, 10, width))
@@ -80,12 +83,14 @@ class DigitLookahead(nn.Module):
         own, from ``hidden_states``. With ``digit_lookahead_conditioned`` head ``k``'s output at ``t`` is scaled by
         ``1 + sum_j given_scale[k - 1, j, d(t + j)]`` and shifted by ``sum_j given_shift[k - 1, j, d(t + j)]``, where
         ``d(t + j)`` is the digit ``targets[:, t + j]`` (``j < k``: the digits between, as the labels give them).
-        Fixed shapes and no host sync (a compiled step).
+        Without ``digit_lookahead_leading`` position ``t`` is scored only where ``targets[:, t - 1]`` is a digit too
+        (``targets[:, t]`` is not a number's first digit). Fixed shapes and no host sync (a compiled step).
         """
         digit_rows = token_head[self.digit_ids].float()
         hidden = hidden_states.float()
         matches = targets.unsqueeze(-1) == self.digit_ids  # (B, L, 10): which digit each target is, if any
         is_digit, digit = matches.any(-1), matches.float().argmax(-1)
+        follows_digit = F.pad(is_digit[:, :-1], (1, 0))  # targets[:, t - 1] is a digit: t writes no number's first
         length, total = targets.shape[1], hidden.new_zeros(())
         tokens = (targets != -100).sum().clamp(min=1)  # what the token loss is a mean over
         own = torch.ones_like(hidden[..., 0])
@@ -98,6 +103,8 @@ class DigitLookahead(nn.Module):
             scored = is_digit[:, k:].clone()
             for back in range(1, k + 1):
                 scored &= is_digit[:, k - back : length - back]
+            if not self.leading:
+                scored &= follows_digit[:, : length - k]
             states = hidden[:, : length - k] @ self.heads[k - 1].T
             if self.conditioned:  # the digits between, teacher-forced (0 where not a digit: such places are unscored)
                 between = [digit[:, j : length - k + j] for j in range(k)]

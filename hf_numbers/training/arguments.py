@@ -365,6 +365,14 @@ class NumberTrainingArguments:
             "conditions on the next token: a digit that could go either way is asked for given the branch taken."
         },
     )
+    digit_lookahead_leading: bool = field(
+        default=True,
+        metadata={
+            "help": "Ask --digit_lookahead's digits ahead where a number's first digit is written too; false: from "
+            "its second digit on (the leading digit, a temperature's decade, written without a press to foresee the "
+            "rest)."
+        },
+    )
     digit_lookahead_schedule: str = field(
         default="constant",
         metadata={
@@ -804,6 +812,7 @@ LOOKAHEAD_SETTINGS = {
     "digit_lookahead_mean": "sets what the digit lookahead's loss is a mean over",
     "digit_lookahead_layer": "sets the layer the digit lookahead's heads read",
     "digit_lookahead_conditioned": "gives the digit lookahead's heads the digits between",
+    "digit_lookahead_leading": "keeps the digit lookahead off a number's first digit",
     "digit_lookahead_schedule": "moves the weight of the digit lookahead",
 }
 """The options that shape ``--digit_lookahead``, and what each does: set away from its default without it, refused."""
@@ -815,9 +824,11 @@ def _set(args: Any, name: str) -> bool:
 
 
 def _named(args: Any, name: str) -> str:
-    """``name`` with its value, as a refusal shows it (a switch by its name alone)."""
+    """``name`` with its value, as a refusal shows it (a switch turned on by its name alone)."""
     value = getattr(args, name)
-    return name if isinstance(value, bool) else f"{name} {value}"
+    if isinstance(value, bool):
+        return name if value else f"{name} false"
+    return f"{name} {value}"
 
 
 CONFLICTS: tuple[tuple[Callable[[Any], Any], Callable[[Any], str]], ...] = (

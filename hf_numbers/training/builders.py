@@ -217,7 +217,8 @@ def _new_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetDi
             "digit_lookahead_confidence": args.digit_lookahead_confidence,
             "digit_lookahead_mean": args.digit_lookahead_mean,
             "digit_lookahead_layer": args.digit_lookahead_layer,
-            "digit_lookahead_conditioned": args.digit_lookahead_conditioned} if args.digit_lookahead else {}),
+            "digit_lookahead_conditioned": args.digit_lookahead_conditioned,
+            "digit_lookahead_leading": args.digit_lookahead_leading} if args.digit_lookahead else {}),
         **encoding_options_for(args, dataset),
         **(make_scaling(args, dataset).to_config() if dataset is not None else {}),
     }

@@ -198,9 +198,10 @@ def _how(arguments: Mapping[str, Any]) -> str:
         layer = arguments.get("digit_lookahead_layer")
         read = f", read from layer {layer}" if layer is not None else ""
         given = ", given the digits between" if arguments.get("digit_lookahead_conditioned") else ""
+        first = ", not asked at a number's first digit" if arguments.get("digit_lookahead_leading") is False else ""
+        shape = f"{annealed}{confident}{per_token}{read}{given}{first}"
         parts.append(f"the digit lookahead ({arguments['digit_lookahead']} digits ahead, weight "
-                     f"{arguments.get('digit_lookahead_weight')}{annealed}{confident}{per_token}{read}{given}; its "
-                     "heads are for training only)")
+                     f"{arguments.get('digit_lookahead_weight')}{shape}; its heads are for training only)")
     return f", with {' and '.join(parts)}" if parts else ""
 
 
