@@ -330,6 +330,29 @@ def test_hf_numbers_train_adds_the_loss_and_saves_the_trained_heads(
     assert float(last_line_without_hf_numbers(code, str(run / "final"), cwd=tmp_path)) == pytest.approx(loss, rel=1e-5)
 
 
+def test_from_the_second_digit_on_temperatures_training_is_the_run_without_the_lookahead(
+    pretrained: Path, tmp_path: Path
+) -> None:
+    from transformers import AutoModelForCausalLM
+
+    from hf_numbers.cli import main
+
+    common = ["train", "--task", "temperature", "--task_options", "window=4", "--train_size", "16", "--eval_size", "4",
+              "--max_steps", "2", "--per_device_train_batch_size", "8", "--disable_tqdm", "true", "--use_cpu", "true",
+              "--logging_steps", "1", "--pretrained", str(pretrained), "--number_encoding", "digits", "--lora_r", "4",
+              "--eval_steps", "0"]  # fmt: skip
+    main([*common, "--output_dir", str(tmp_path / "without")])
+    main([*common, "--digit_lookahead", "2", "--digit_lookahead_confidence", "true", "--digit_lookahead_leading",
+          "false", "--output_dir", str(tmp_path / "second")])  # fmt: skip
+    logs = [json.loads((tmp_path / run / "log_history.json").read_text())[:2] for run in ("without", "second")]
+    assert [r["loss"] for r in logs[0]] == [r["loss"] for r in logs[1]]  # 38.6: nothing asked at 3, 8 ends the run
+    without, second = (AutoModelForCausalLM.from_pretrained(tmp_path / run / "final") for run in ("without", "second"))
+    assert second.config.digit_lookahead_leading is False and not second.digit_lookahead.heads.any()  # never taught
+    weights = second.state_dict()
+    for name, tensor in without.state_dict().items():
+        assert torch.equal(weights[name], tensor), name
+
+
 def test_hf_numbers_train_anneals_the_lookahead_linearly(pretrained: Path, tmp_path: Path) -> None:
     from hf_numbers.cli import main
 
