@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from ..data.loading import load_task, recorded_task
 from ..data.tasks import TASK_FILE
 from ..data.tokenizer_training import train_number_tokenizer
 from ..modeling import NumberScaling, get_encoding
+from ..modeling.configuration_number import NumberConfigFields
 from .alignment import align_number_module
 from .arguments import NumberTrainingArguments, check_pretrained_tokenizer, plain_text_config
 from .lora import number_lora_config, require_peft
@@ -206,6 +208,13 @@ def build_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetD
     return model
 
 
+LOOKAHEAD_FIELDS = tuple(field.name for field in dataclasses.fields(NumberConfigFields)
+                         if field.name.startswith("digit_lookahead")
+                         and field.name in NumberTrainingArguments.__dataclass_fields__)
+"""The digit lookahead's config fields that ``hf-numbers train`` sets (the ids come from the tokenizer): a new
+option is passed on by having the same name in both."""
+
+
 def _new_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetDict | None) -> Any:
     spec = args.backbone_spec
     number_fields = {
@@ -213,12 +222,7 @@ def _new_model(args: NumberTrainingArguments, tokenizer: Any, dataset: DatasetDi
         "number_loss_weight": args.number_loss_weight,
         "number_output": args.number_output,
         "freeze_backbone": args.freeze_backbone,
-        **({"digit_lookahead": args.digit_lookahead, "digit_lookahead_weight": args.digit_lookahead_weight,
-            "digit_lookahead_confidence": args.digit_lookahead_confidence,
-            "digit_lookahead_mean": args.digit_lookahead_mean,
-            "digit_lookahead_layer": args.digit_lookahead_layer,
-            "digit_lookahead_conditioned": args.digit_lookahead_conditioned,
-            "digit_lookahead_leading": args.digit_lookahead_leading} if args.digit_lookahead else {}),
+        **({name: getattr(args, name) for name in LOOKAHEAD_FIELDS} if args.digit_lookahead else {}),
         **encoding_options_for(args, dataset),
         **(make_scaling(args, dataset).to_config() if dataset is not None else {}),
     }
