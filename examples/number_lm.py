@@ -51,7 +51,7 @@ from hf_numbers.data.checks import check_text_column, check_text_numbers
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
 from hf_numbers.evaluation import compute_number_metrics
 from hf_numbers.evaluation.predict import predict_answers
-from hf_numbers.training.arguments import NUMBER_TOKEN_LOSSES, PRETRAINED_RECIPE
+from hf_numbers.training.arguments import LOOKAHEAD_RECIPE, NUMBER_TOKEN_LOSSES, PRETRAINED_RECIPE, fill_lookahead
 from hf_numbers.training.builders import set_bos
 from hf_numbers.training.lora import ADAPTER_DIR, number_lora_config, require_peft, save_adapter
 from hf_numbers.training.number_token_loss import NumberTokenLoss
@@ -113,6 +113,19 @@ class ModelArguments:
                   "trains the model's own digits (text, digits), else none."},
     )
     number_token_loss_weight: float = field(default=0.3, metadata={"help": "Weight of the NTL (the paper's 0.3)."})
+    digit_lookahead: int | None = field(
+        default=None,
+        metadata={"help": "The causal script, training the model's own digits: heads that score, where it writes a "
+                  "digit, the number's next N digits (training only; hf-numbers train --help). Default: the recipe's "
+                  "(2, weighted by confidence, from each number's second digit) where it adapts a plain checkpoint; "
+                  "else 0 (given: unweighted, from the first digit, unless the two options below say otherwise)."},
+    )
+    digit_lookahead_confidence: bool | None = field(
+        default=None, metadata={"help": "Weight each digit --digit_lookahead asks for by the model's confidence in it."}
+    )
+    digit_lookahead_leading: bool | None = field(
+        default=None, metadata={"help": "Ask --digit_lookahead's digits ahead at a number's first digit too."}
+    )
     hidden_size: int = field(default=128, metadata={"help": "A new model's width."})
     num_layers: int = field(default=3, metadata={"help": "A new model's layers."})
     num_heads: int = field(default=4, metadata={"help": "A new model's attention heads."})
@@ -222,8 +235,9 @@ def load_texts(data: DataArguments, seed: int) -> datasets.DatasetDict:
 def fill_recipe(model_args: ModelArguments, causal: bool) -> None:
     """Set ``number_encoding`` and ``number_token_loss`` where not given, and refuse what the script cannot train.
 
-    A saved number model keeps its encoding; a plain causal checkpoint gets ``--pretrained``'s recipe
-    (``PRETRAINED_RECIPE``: value-aware digits + NTL); a new model and the masked script, xVal.
+    A saved number model keeps its encoding and digit lookahead; a plain causal checkpoint gets ``--pretrained``'s
+    recipe (``PRETRAINED_RECIPE``: value-aware digits + NTL + the digit lookahead); a new model and the masked script,
+    xVal.
 
     Example:
         >>> args = ModelArguments(model_name_or_path="plain-llama")  # doctest: +SKIP
@@ -231,8 +245,10 @@ def fill_recipe(model_args: ModelArguments, causal: bool) -> None:
         ('digits', 'ntl')
     """
     spec, config = _backbone_of(model_args, causal)
-    if isinstance(config, spec.config_class):  # a saved number model: its own encoding
+    saved = isinstance(config, spec.config_class)
+    if saved:  # a saved number model: its own encoding and lookahead
         model_args.number_encoding = config.number_encoding
+        _keep_saved_lookahead(model_args, config)
     elif model_args.number_encoding is None:
         adapting = config is not None and causal
         model_args.number_encoding = PRETRAINED_RECIPE["number_encoding"] if adapting else "xval"
@@ -248,6 +264,21 @@ def fill_recipe(model_args: ModelArguments, causal: bool) -> None:
         raise ValueError(f"number_token_loss {model_args.number_token_loss!r}: none, or one of "
                          f"{', '.join(NUMBER_TOKEN_LOSSES[1:])} where the causal script trains the model's own digits "
                          f"({', '.join(OWN_DIGIT_ENCODINGS)})")
+    fill_lookahead(model_args, recipe=own_digits and config is not None and not saved)
+    if model_args.digit_lookahead and not own_digits:
+        raise ValueError(f"digit_lookahead {model_args.digit_lookahead}: the digit lookahead scores the digits the "
+                         f"causal script trains the model to write ({', '.join(OWN_DIGIT_ENCODINGS)}); number_encoding "
+                         f"{model_args.number_encoding!r} here")
+
+
+def _keep_saved_lookahead(model_args: ModelArguments, config: Any) -> None:
+    """A saved number model's digit lookahead, from its config; ``ValueError`` naming a given value that differs."""
+    for name in LOOKAHEAD_RECIPE:
+        given, kept = getattr(model_args, name), getattr(config, name)
+        if given is not None and given != kept:
+            raise ValueError(f"{name} {given!r}: {model_args.model_name_or_path} is a number model with {name} "
+                             f"{kept!r}, kept from its config")
+        setattr(model_args, name, kept)
 
 
 def check_numbers(model_args: ModelArguments, data: DataArguments, texts: datasets.DatasetDict, causal: bool) -> None:
@@ -317,6 +348,8 @@ def load_model(
     scaling = NumberScaling.fit(_values(train), kind).to_config()
     every_value = np.array([value for rows in texts.values() for value in _values(rows["text"])], dtype=np.float64)
     fields = {"number_encoding": encoding.name, **encoding.fit_options(every_value), **scaling}
+    if model_args.digit_lookahead:  # fill_recipe checked that the model writes its own digits
+        fields.update({name: getattr(model_args, name) for name in LOOKAHEAD_RECIPE})
     options = encoding.tokenizer_options(fields)  # [NUM] tokens, or the model's own digits
     if config is not None:
         tokenizer = spec.tokenizer_class.from_pretrained(path, gguf_file=model_args.gguf_file, **options)

@@ -55,7 +55,7 @@ TRAIN_OPTION_GROUPS: dict[str, tuple[str, ...]] = {
                                     "digit_lookahead_weight", "digit_lookahead_confidence",
                                     "digit_lookahead_mean", "digit_lookahead_layer",
                                     "digit_lookahead_conditioned", "digit_lookahead_leading",
-                                    "no_digit_lookahead_leading", "digit_lookahead_schedule"),  # fmt: skip
+                                    "digit_lookahead_schedule"),  # fmt: skip
     "number encoding options (each used by the encoding it names)": (),  # every registered encoding's options
     "training": ("max_steps", "per_device_train_batch_size", "gradient_accumulation_steps", "learning_rate",
                  "number_learning_rate",

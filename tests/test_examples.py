@@ -136,10 +136,21 @@ def test_the_clm_example_adapts_a_plain_checkpoint_with_the_pretrained_recipe_by
     assert metrics["eval_number_count"] == 4 and 0 <= metrics["eval_number_invalid_rate"] <= 1
     model = AutoModel.from_pretrained(out)
     assert model.config.number_encoding == PRETRAINED_RECIPE["number_encoding"] and model.digit_values is not None
+    lookahead = {name: getattr(model.config, name) for name in PRETRAINED_RECIPE if name.startswith("digit_look")}
+    assert lookahead == {name: PRETRAINED_RECIPE[name] for name in lookahead} and len(lookahead) == 3
+    assert model.digit_lookahead is not None  # the heads train (in the model's loss) and are saved
     assert not AutoTokenizer.from_pretrained(out).num_token_ids  # numbers stay the model's own digit tokens
     chosen = ModelArguments(model_name_or_path=str(plain))
     fill_recipe(chosen, causal=True)
-    assert (chosen.number_encoding, chosen.number_token_loss) == tuple(PRETRAINED_RECIPE.values())
+    assert {name: getattr(chosen, name) for name in PRETRAINED_RECIPE} == PRETRAINED_RECIPE
+    saved = ModelArguments(model_name_or_path=str(out), digit_lookahead=1)  # a number model keeps its own
+    with pytest.raises(ValueError, match=f"digit_lookahead 1: {out} is a number model with digit_lookahead 2"):
+        fill_recipe(saved, causal=True)
+    numbers_as_num = ModelArguments(model_name_or_path=str(plain), number_encoding="xval", digit_lookahead=2)
+    with pytest.raises(ValueError, match="digit_lookahead 2: the digit lookahead scores the digits .* 'xval' here"):
+        fill_recipe(numbers_as_num, causal=True)
+    fill_recipe(plain_xval := ModelArguments(model_name_or_path=str(plain), number_encoding="xval"), causal=True)
+    assert (plain_xval.digit_lookahead, plain_xval.number_token_loss) == (0, "none")
 
 
 @pytest.mark.parametrize("backbone", [name for name, spec in BACKBONES.items() if spec.causal])

@@ -255,19 +255,31 @@ def test_lora_arguments_are_checked_before_any_work() -> None:
         NumberTrainingArguments(gguf_file="model.gguf")
 
 
-def test_a_pretrained_causal_lm_defaults_to_value_aware_digits_with_the_number_token_loss(pretrained: Path) -> None:
+def test_a_pretrained_causal_lm_defaults_to_value_aware_digits_with_the_number_token_loss_and_the_lookahead(
+    pretrained: Path,
+) -> None:
     """--pretrained's recipe (PRETRAINED_RECIPE) fills only what is not given: an explicit encoding keeps its own loss
-    default (xVal, a text scheme: none), an explicit loss wins, and a new model stays on xVal."""
+    and lookahead defaults (xVal, a text scheme: none), an explicit loss or lookahead setting wins, a lookahead given
+    alone is the plain one (unweighted, from the first digit), units first gets none, and a new model stays on xVal."""
     chosen = {}
     for given in ({}, {"number_encoding": "text"}, {"number_encoding": "xval"}, {"number_encoding": "p10"},
-                  {"number_token_loss": "none"}):  # fmt: skip
+                  {"number_token_loss": "none"}, {"digit_lookahead": 0}, {"digit_lookahead": 3},
+                  {"digit_lookahead_leading": True}, {"text_digit_order": "units_first"}):  # fmt: skip
         args = NumberTrainingArguments(pretrained=str(pretrained), **given)
-        chosen[tuple(given.values())] = (args.backbone, args.number_encoding, args.number_token_loss)
-    assert chosen == {(): ("llama", "digits", "ntl"), ("text",): ("llama", "text", "ntl"),
-                      ("xval",): ("llama", "xval", "none"), ("p10",): ("llama", "p10", "none"),
-                      ("none",): ("llama", "digits", "none")}  # fmt: skip
-    new = NumberTrainingArguments(backbone="llama")
-    assert (new.number_encoding, new.number_token_loss) == ("xval", "none")
+        chosen[tuple(given.values())] = (args.backbone, args.number_encoding, args.number_token_loss,
+                                         args.digit_lookahead, args.digit_lookahead_confidence,
+                                         args.digit_lookahead_leading)  # fmt: skip
+    recipe, none = (2, True, False), (0, False, True)
+    assert chosen == {(): ("llama", "digits", "ntl", *recipe), ("text",): ("llama", "text", "ntl", *recipe),
+                      ("xval",): ("llama", "xval", "none", *none), ("p10",): ("llama", "p10", "none", *none),
+                      ("none",): ("llama", "digits", "none", *recipe), (0,): ("llama", "digits", "ntl", *none),
+                      (3,): ("llama", "digits", "ntl", 3, False, True),
+                      (True,): ("llama", "digits", "ntl", 2, True, True),
+                      ("units_first",): ("llama", "digits", "ntl", *none)}  # fmt: skip
+    new, new_text = NumberTrainingArguments(backbone="llama"), NumberTrainingArguments(number_encoding="text")
+    assert (new.number_encoding, new.number_token_loss, new.digit_lookahead) == ("xval", "none", 0)
+    assert (new_text.number_token_loss, new_text.digit_lookahead, new_text.digit_lookahead_confidence) == ("none", 0,
+                                                                                                          False)
 
 
 def test_the_number_token_loss_scores_digit_tokens_like_ntloss_on_shifted_labels(pretrained: Path) -> None:
@@ -344,6 +356,7 @@ def test_a_text_run_with_the_number_token_loss_reports_it_as_the_number_loss(tmp
         task="fone_arithmetic", backbone="llama", pretrained=str(folder), number_encoding="text",
         number_token_loss="ntl", max_steps=4, train_size=16, eval_size=4, per_device_train_batch_size=4,
         warmup_steps=1, logging_steps=2, disable_tqdm=True, use_cpu=True, output_dir=str(tmp_path / "run"),
+        digit_lookahead=0,  # the recipe's lookahead adds its own loss (tests/test_digit_lookahead.py)
     )  # fmt: skip
     run_training(args)
     history = json.loads((tmp_path / "run" / "log_history.json").read_text())

@@ -56,6 +56,10 @@ sinks)."""
 NO_BOS = ("--add_bos_token", "false")
 """The set-ups without :data:`BOS` keep the text as SmolLM2's tokenizer gives it (the default before BOS became
 ``--pretrained``'s default; the rows recorded before it ran without the flag, meaning the same)."""
+NO_LOOKAHEAD = ("--digit_lookahead", "0")
+"""The set-ups without a ``--digit_lookahead`` of their own (``--pretrained``'s default for digit-writing encodings
+since 2026-12-04, session 25: two ahead, weighted by confidence, from each number's second digit; the rows recorded
+before ran without the flag, meaning the same)."""
 DIGITS_OUT = ("--number_output", "digits")
 """Numbers in, digits out: the prompt's numbers read as ``[NUM]`` through the encoding, answers written with SmolLM2's
 own digit tokens."""
@@ -225,7 +229,8 @@ def pretrained_rows() -> list[Row]:
     for task, (task_argv, _, _) in TASKS.items():
         for setup, (setup_argv, _) in SETUPS.items():
             argv = (*task_argv, *source, *BUDGET, *setup_argv, *(() if BOS[0] in setup_argv else NO_BOS),
-                    *(() if NTL[0] in setup_argv else NO_NTL))
+                    *(() if NTL[0] in setup_argv else NO_NTL),
+                    *(() if NO_LOOKAHEAD[0] in setup_argv else NO_LOOKAHEAD))
             rows.append(Row(f"{task}-{setup}", argv, {"task": task, "setup": setup}, trainable_parameters))
             for seed, setups in EXTRA_SEEDS.items():
                 if setup in setups:

@@ -77,13 +77,21 @@ DEFAULTS: dict[str, Any] = {
 """The value of each task-recommendable field when neither the flag nor the task sets it."""
 
 
-PRETRAINED_RECIPE = {"number_encoding": "digits", "number_token_loss": "ntl"}
+PRETRAINED_RECIPE = {"number_encoding": "digits", "number_token_loss": "ntl", "digit_lookahead": 2,
+                     "digit_lookahead_confidence": True, "digit_lookahead_leading": False}
 """How ``--pretrained`` adapts a causal LM unless told otherwise (with ``--add_bos_token``'s default): value-aware
-digits (its own digit tokens, each with the value read so far added through a zero-started projection) and the
-number-token loss. On SmolLM2 + LoRA they lead its digit tokens alone on 6-digit addition (74.2 / 73.8 / 76.0% exact
-against 70.6 / 70.2 / 73.6%, training seeds 0 / 2 / 3) and on the next hourly temperature (test MSE 0.169 / 0.182
-against 0.186 / 0.191, seeds 0 / 2), and trail on 3-digit multiplication (34.8 / 33.6 / 32.6% within 1% against
-34.6 / 36.8 / 39.2%): two tasks of three (docs/pretrained.md)."""
+digits (its own digit tokens, each with the value read so far added through a zero-started projection), the
+number-token loss, and the digit lookahead (two digits ahead, each weighted by the model's confidence in it, from each
+number's second digit; training only). On SmolLM2 + LoRA, against its digit tokens + NTL alone: 6-digit addition
+80.2 / 78.2% exact against 70.6 / 70.2% (training seeds 0 / 2), 3-digit multiplication 35.6 / 33.8% within 1% against
+34.6 / 36.8%, the next hourly temperature test MSE 0.169 / 0.182 against 0.186 / 0.191 (docs/pretrained.md)."""
+LOOKAHEAD_RECIPE = tuple(name for name in PRETRAINED_RECIPE if name.startswith("digit_lookahead"))
+"""The recipe's digit lookahead fields (:func:`fill_lookahead`)."""
+WITHOUT_RECIPE = {"number_encoding": "xval", "number_token_loss": "none", "digit_lookahead": 0,
+                  "digit_lookahead_confidence": False, "digit_lookahead_leading": True}
+"""The same fields' values where the recipe does not apply: a new model, a masked LM, an encoding that writes numbers
+as ``[NUM]`` (no NTL, no lookahead), and the lookahead's settings where ``--digit_lookahead`` is given (the plain
+lookahead: unweighted, from a number's first digit)."""
 
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json", "vocab.txt",
@@ -327,19 +335,23 @@ class NumberTrainingArguments:
     number_token_loss_weight: float = field(
         default=0.3, metadata={"help": "Weight of --number_token_loss (the paper's 0.3)."}
     )
-    digit_lookahead: int = field(
-        default=0,
+    digit_lookahead: int | None = field(
+        default=None,
         metadata={
             "help": "A causal LM that writes digits: heads that score, where it writes a digit, the number's next 1 "
-            f"to N digits after it (training only; hf_numbers.modeling.digit_lookahead), N <= {MAX_LOOKAHEAD}; 0: none."
+            f"to N digits after it (training only; hf_numbers.modeling.digit_lookahead), N <= {MAX_LOOKAHEAD}; 0: "
+            "none. Default: 2, weighted by confidence and from each number's second digit, where --pretrained is a "
+            "causal LM that writes its own digits as written (not units first; the recipe, docs/pretrained.md); else "
+            "0. Given, the plain lookahead: unweighted, from the first digit, unless the options below say otherwise."
         },
     )
     digit_lookahead_weight: float = field(default=1.0, metadata={"help": "Weight of --digit_lookahead's loss."})
-    digit_lookahead_confidence: bool = field(
-        default=False,
+    digit_lookahead_confidence: bool | None = field(
+        default=None,
         metadata={
             "help": "Weight each digit --digit_lookahead asks for by the probability the model gives it where it is "
-            "the next token (a digit it cannot write even next, such as a product's middle digits, adds little noise)."
+            "the next token (a digit it cannot write even next, such as a product's middle digits, adds little noise). "
+            "Default: true with --pretrained's lookahead, else false."
         },
     )
     digit_lookahead_mean: str = field(
@@ -365,12 +377,12 @@ class NumberTrainingArguments:
             "conditions on the next token: a digit that could go either way is asked for given the branch taken."
         },
     )
-    digit_lookahead_leading: bool = field(
-        default=True,
+    digit_lookahead_leading: bool | None = field(
+        default=None,
         metadata={
             "help": "Ask --digit_lookahead's digits ahead where a number's first digit is written too; false: from "
             "its second digit on (the leading digit, a temperature's decade, written without a press to foresee the "
-            "rest)."
+            "rest). Default: false with --pretrained's lookahead, else true."
         },
     )
     digit_lookahead_schedule: str = field(
@@ -698,14 +710,16 @@ class NumberTrainingArguments:
             raise EncodingOptionError(str(error)) from None
 
     def _fill_encoding_defaults(self, adapting: bool) -> None:
-        """``number_encoding`` and ``number_token_loss`` where not given: :data:`PRETRAINED_RECIPE` when ``adapting``
-        a ``--pretrained`` causal LM (``ntl`` only where the encoding writes digits), else xval and none."""
+        """The fields of :data:`PRETRAINED_RECIPE` where not given: the recipe's when ``adapting`` a ``--pretrained``
+        causal LM (NTL and the lookahead only where it writes its own digits, the lookahead only as written), else
+        :data:`WITHOUT_RECIPE`'s."""
         if self.number_encoding is None:
-            self.number_encoding = PRETRAINED_RECIPE["number_encoding"] if adapting else "xval"
+            self.number_encoding = (PRETRAINED_RECIPE if adapting else WITHOUT_RECIPE)["number_encoding"]
+        digits_out = adapting and (_writes_own_digits(self.number_encoding) or self.number_output == "digits")
         if self.number_token_loss is None:
-            self.number_token_loss = "none"
-            if adapting and (_writes_own_digits(self.number_encoding) or self.number_output == "digits"):
-                self.number_token_loss = PRETRAINED_RECIPE["number_token_loss"]
+            self.number_token_loss = (PRETRAINED_RECIPE if digits_out else WITHOUT_RECIPE)["number_token_loss"]
+        # written units first, the places whose carries decide a digit are written before it: nothing to look ahead to
+        fill_lookahead(self, recipe=digits_out and self.text_digit_order in (None, "as_written"))
 
     def _fill_recommended(self) -> None:
         """Fill every ``None`` field from the task's recommendation, else from :data:`DEFAULTS`.
@@ -757,6 +771,22 @@ _check_declared(NumberTrainingArguments)
 
 def _has_module(encoding: str) -> bool:
     return get_encoding(encoding).has_number_module
+
+
+def fill_lookahead(args: Any, recipe: bool) -> None:
+    """The digit lookahead's fields of :data:`PRETRAINED_RECIPE` left ``None`` on ``args``: the recipe's where
+    ``recipe`` and ``--digit_lookahead`` is not given, else :data:`WITHOUT_RECIPE`'s (the plain lookahead's settings
+    where it is given). Shared with the example scripts (their ``ModelArguments``).
+
+    Example:
+        >>> args = SimpleNamespace(digit_lookahead=3, digit_lookahead_confidence=None, digit_lookahead_leading=None)
+        >>> fill_lookahead(args, recipe=True); args.digit_lookahead_confidence, args.digit_lookahead_leading
+        (False, True)
+    """
+    values = PRETRAINED_RECIPE if recipe and args.digit_lookahead is None else WITHOUT_RECIPE
+    for name in LOOKAHEAD_RECIPE:
+        if getattr(args, name) is None:
+            setattr(args, name, values[name])
 
 
 def _writes_own_digits(encoding: str) -> bool:
@@ -819,8 +849,10 @@ LOOKAHEAD_SETTINGS = {
 
 
 def _set(args: Any, name: str) -> bool:
-    """Whether ``name`` is away from its default (``NumberTrainingArguments``' field)."""
-    return getattr(args, name) != NumberTrainingArguments.__dataclass_fields__[name].default
+    """Whether ``name`` is away from its default (:data:`WITHOUT_RECIPE`'s, else ``NumberTrainingArguments``'
+    field's)."""
+    default = WITHOUT_RECIPE.get(name, NumberTrainingArguments.__dataclass_fields__[name].default)
+    return getattr(args, name) != default
 
 
 def _named(args: Any, name: str) -> str:
