@@ -51,7 +51,13 @@ from hf_numbers.data.checks import check_text_column, check_text_numbers
 from hf_numbers.data.collators import DataCollatorForNumberCausalLM, DataCollatorForNumberMLM
 from hf_numbers.evaluation import compute_number_metrics
 from hf_numbers.evaluation.predict import predict_answers
-from hf_numbers.training.arguments import LOOKAHEAD_RECIPE, NUMBER_TOKEN_LOSSES, PRETRAINED_RECIPE, fill_lookahead
+from hf_numbers.training.arguments import (
+    LOOKAHEAD_RECIPE,
+    NUMBER_TOKEN_LOSSES,
+    PRETRAINED_RECIPE,
+    WITHOUT_RECIPE,
+    fill_lookahead,
+)
 from hf_numbers.training.builders import set_bos
 from hf_numbers.training.lora import ADAPTER_DIR, number_lora_config, require_peft, save_adapter
 from hf_numbers.training.number_token_loss import NumberTokenLoss
@@ -233,7 +239,8 @@ def load_texts(data: DataArguments, seed: int) -> datasets.DatasetDict:
 
 
 def fill_recipe(model_args: ModelArguments, causal: bool) -> None:
-    """Set ``number_encoding`` and ``number_token_loss`` where not given, and refuse what the script cannot train.
+    """Set ``number_encoding``, ``number_token_loss`` and the digit lookahead where not given, and refuse what the
+    script cannot train.
 
     A saved number model keeps its encoding and digit lookahead; a plain causal checkpoint gets ``--pretrained``'s
     recipe (``PRETRAINED_RECIPE``: value-aware digits + NTL + the digit lookahead); a new model and the masked script,
@@ -269,6 +276,10 @@ def fill_recipe(model_args: ModelArguments, causal: bool) -> None:
         raise ValueError(f"digit_lookahead {model_args.digit_lookahead}: the digit lookahead scores the digits the "
                          f"causal script trains the model to write ({', '.join(OWN_DIGIT_ENCODINGS)}); number_encoding "
                          f"{model_args.number_encoding!r} here")
+    for name in LOOKAHEAD_RECIPE[1:]:  # its settings, unused without it
+        if not model_args.digit_lookahead and getattr(model_args, name) != WITHOUT_RECIPE[name]:
+            raise ValueError(f"{name} {getattr(model_args, name)!r} shapes the digit lookahead; set --digit_lookahead "
+                             "too")
 
 
 def _keep_saved_lookahead(model_args: ModelArguments, config: Any) -> None:

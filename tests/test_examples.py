@@ -151,6 +151,9 @@ def test_the_clm_example_adapts_a_plain_checkpoint_with_the_pretrained_recipe_by
         fill_recipe(numbers_as_num, causal=True)
     fill_recipe(plain_xval := ModelArguments(model_name_or_path=str(plain), number_encoding="xval"), causal=True)
     assert (plain_xval.digit_lookahead, plain_xval.number_token_loss) == (0, "none")
+    unused = ModelArguments(model_name_or_path=str(plain), digit_lookahead=0, digit_lookahead_leading=False)
+    with pytest.raises(ValueError, match="digit_lookahead_leading False shapes the digit lookahead; set"):
+        fill_recipe(unused, causal=True)
 
 
 @pytest.mark.parametrize("backbone", [name for name, spec in BACKBONES.items() if spec.causal])
