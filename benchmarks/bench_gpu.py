@@ -93,6 +93,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--ways", nargs="+", default=list(WAYS), choices=WAYS)
     parser.add_argument("--dtypes", nargs="+", default=["bf16"], choices=DTYPES)
     parser.add_argument("--attn", default="sdpa", choices=["sdpa", "eager"], help="attention implementation")
+    parser.add_argument("--dropout", type=float, default=None,
+                        help="every dropout probability of the config (default: transformers' own, GPT-2's 0.1; "
+                             "llm.c and nanoGPT's GPT-2 speed runs use 0)")
     parser.add_argument("--warmup", type=int, default=5, help="untimed steps per model")
     parser.add_argument("--steps", type=int, default=20, help="timed steps per model")
     parser.add_argument(
@@ -183,11 +186,20 @@ def peer_model(args: argparse.Namespace) -> nn.Module:
     return TransformerWrapper(num_tokens=args.vocab, max_seq_len=args.seq_len, attn_layers=decoder)
 
 
+def dropout_fields(config: transformers.PretrainedConfig) -> list[str]:
+    """The config's dropout probabilities (GPT-2's ``resid_pdrop``, ``embd_pdrop``, ``attn_pdrop``; Llama's
+    ``attention_dropout``; BERT's ``hidden_dropout_prob``), found by name: every float field so ending."""
+    return [name for name, value in config.to_dict().items()
+            if name.endswith(("dropout", "pdrop", "dropout_prob")) and isinstance(value, float)]
+
+
 def build(kind: str, args: argparse.Namespace) -> tuple[nn.Module, dict]:
     """The plain, peer or number model (``kind``: an encoding) on the GPU and its batch there."""
     spec = BACKBONES[args.backbone]
     num_ids = list(range(args.vocab - spec.num_token_count, args.vocab))  # the last ids: both vocabularies are equal
     fields = {"vocab_size": args.vocab, "attn_implementation": args.attn, **sizes(args.backbone, args), **args.config}
+    if args.dropout is not None:
+        fields.update(dict.fromkeys(dropout_fields(spec.plain_config_class()), args.dropout))
     torch.manual_seed(0)
     if kind == "peer":
         model = peer_model(args)
@@ -279,9 +291,10 @@ def table(rows: list[Row], peak: float, source: str, device: str, args: argparse
     description = (
         f"{args.preset} ({BACKBONES[args.backbone].display_name}): hidden {args.hidden}, {args.layers} layers, "
         f"{args.heads} heads, vocab {args.vocab}, {args.tokens} tokens per step (batch = tokens / seq), "
-        f"{args.number_fraction:.0%} number tokens, {args.attn} attention. One training step = forward + backward + "
-        f"fused AdamW; {args.warmup} warm-up steps (compile s: their time less as many timed steps), then the mean "
-        f"of {args.steps} steps (wall clock, the GPU synchronised around them). bf16 = autocast over float32 "
+        f"{args.number_fraction:.0%} number tokens, {args.attn} attention, dropout "
+        f"{'as transformers sets it' if args.dropout is None else f'{args.dropout:g}'}. One training step = forward + "
+        f"backward + fused AdamW; {args.warmup} warm-up steps (compile s: their time less as many timed steps), then "
+        f"the mean of {args.steps} steps (wall clock, the GPU synchronised around them). bf16 = autocast over float32 "
         f"weights. Ways: eager; compiled "
         f"(torch.compile of the step's loss); compiled+fused (and Liger's fused linear cross-entropy for the token "
         f"head). A number model's loss is loss_only (hf-numbers train's step). MFU = tokens/s x (6 N + 12 L d S) / "

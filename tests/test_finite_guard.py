@@ -11,6 +11,7 @@ import torch
 from accelerate import Accelerator
 from accelerate.state import AcceleratorState
 from model_helpers import CAUSAL, ENCODINGS, MASKED, tiny_model
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from hf_numbers.training.finite_guard import FiniteGuard
 from hf_numbers.training.fused_loss import fused_token_loss, why_not_fused
@@ -52,6 +53,36 @@ def test_finite_steps_pass_the_check_and_train_as_without_a_guard() -> None:
         weight.grad = torch.full((3,), 2.0)
         optimizer.step()
     assert torch.equal(seen[-1], weight.detach())
+
+
+class HostTraffic(TorchDispatchMode):
+    """Records the operations that move data between host and device on a GPU: a tensor made from host data
+    (``lift_fresh``: ``torch.tensor``, ``new_tensor``; a blocking copy on CUDA) and a value read on the host
+    (``_local_scalar_dense``: ``.item()``, ``float(t)``, ``.tolist()``)."""
+
+    HOST_OPS = ("aten.lift_fresh", "aten._local_scalar_dense")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if str(func).startswith(self.HOST_OPS):
+            self.seen.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+def test_a_fused_guards_step_moves_nothing_between_host_and_device() -> None:
+    """The CPU twin of tests/test_gpu_step.py's sync count (on an H200 it found one sync a step: the step number
+    was a ``new_tensor``)."""
+    optimizer = torch.optim.AdamW([torch.nn.Parameter(torch.ones(3))], lr=0.1, fused=True)
+    guard = FiniteGuard(optimizer, Accelerator(cpu=True))
+    with HostTraffic() as traffic:
+        for step in (1, 2, 3):
+            guard.step(NAN_NUMBER_LOSS if step == 2 else FINITE, step)
+    assert traffic.seen == []
+    with pytest.raises(FloatingPointError, match="step 2: "):
+        guard.check()
 
 
 def test_another_optimizer_is_checked_at_once() -> None:

@@ -54,7 +54,8 @@ class FiniteGuard:
         if self.accelerator.num_processes > 1:  # any process's: the replicas must skip the same steps
             bad = self.accelerator.reduce(bad, reduction="sum").clamp(max=1)
         newly = (bad > 0) & (self.stopped == 0)
-        self.first = torch.where(newly, torch.cat([step_losses.new_tensor([step]), step_losses]), self.first)
+        step_number = torch.full((1,), step, dtype=step_losses.dtype, device=step_losses.device)  # a fill: no
+        self.first = torch.where(newly, torch.cat([step_number, step_losses]), self.first)  # host copy (new_tensor)
         self.stopped = torch.maximum(self.stopped, bad)
         self.optimizer.found_inf = self.stopped
 
