@@ -209,6 +209,13 @@ SETUPS = {
                                              *LOOKAHEAD_CONFIDENT_FROM_SECOND),
                                             "digit tokens, BOS first, LoRA + NTL + digit lookahead (2, weighted by "
                                             "confidence, from each number's second digit)"),
+    # the below part added 3 points on sums to value-aware digits alone (2026-11-29): does it add to the default's?
+    "digits-below-bos-lora-ntl-look2-conf-second": (("--number_encoding", "digits", "--digits_features",
+                                                     "fone+place+below", *BOS, *LORA, *NTL,
+                                                     *LOOKAHEAD_CONFIDENT_FROM_SECOND),
+                                                    "value-aware digits (FoNE + place + the given numbers' ramps "
+                                                    "below), BOS first, LoRA + NTL + digit lookahead (2, weighted by "
+                                                    "confidence, from each number's second digit)"),
     "digits-bos-lora-ntlnum": (("--number_encoding", "digits", *BOS, *LORA, *NTL_AND_NUMBER_LEVEL),
                                "value-aware digits (FoNE + place), BOS first, LoRA + NTL per digit and per number"),
     "digits-randstart-lora-ntl": (("--number_encoding", "digits", "--digits_zero_start", "false", *LORA, *NTL),
