@@ -54,8 +54,9 @@ class FiniteGuard:
         if self.accelerator.num_processes > 1:  # any process's: the replicas must skip the same steps
             bad = self.accelerator.reduce(bad, reduction="sum").clamp(max=1)
         newly = (bad > 0) & (self.stopped == 0)
-        step_number = torch.full((1,), step, dtype=step_losses.dtype, device=step_losses.device)  # a fill: no
-        self.first = torch.where(newly, torch.cat([step_number, step_losses]), self.first)  # host copy (new_tensor)
+        # a fill on the device: new_tensor([step]) would be a blocking copy from the host, one sync a step
+        step_number = torch.full((1,), step, dtype=step_losses.dtype, device=step_losses.device)
+        self.first = torch.where(newly, torch.cat([step_number, step_losses]), self.first)
         self.stopped = torch.maximum(self.stopped, bad)
         self.optimizer.found_inf = self.stopped
 
