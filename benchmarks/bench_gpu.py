@@ -186,20 +186,13 @@ def peer_model(args: argparse.Namespace) -> nn.Module:
     return TransformerWrapper(num_tokens=args.vocab, max_seq_len=args.seq_len, attn_layers=decoder)
 
 
-def dropout_fields(config: transformers.PretrainedConfig) -> list[str]:
-    """The config's dropout probabilities (GPT-2's ``resid_pdrop``, ``embd_pdrop``, ``attn_pdrop``; Llama's
-    ``attention_dropout``; BERT's ``hidden_dropout_prob``), found by name: every float field so ending."""
-    return [name for name, value in config.to_dict().items()
-            if name.endswith(("dropout", "pdrop", "dropout_prob")) and isinstance(value, float)]
-
-
 def build(kind: str, args: argparse.Namespace) -> tuple[nn.Module, dict]:
     """The plain, peer or number model (``kind``: an encoding) on the GPU and its batch there."""
     spec = BACKBONES[args.backbone]
     num_ids = list(range(args.vocab - spec.num_token_count, args.vocab))  # the last ids: both vocabularies are equal
     fields = {"vocab_size": args.vocab, "attn_implementation": args.attn, **sizes(args.backbone, args), **args.config}
     if args.dropout is not None:
-        fields.update(dict.fromkeys(dropout_fields(spec.plain_config_class()), args.dropout))
+        fields.update(dict.fromkeys(spec.dropout_fields, args.dropout))  # as hf-numbers train's --dropout
     torch.manual_seed(0)
     if kind == "peer":
         model = peer_model(args)
