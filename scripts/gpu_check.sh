@@ -1,7 +1,7 @@
 #!/bin/bash
-# The GPU checks of one lease (run on the lent machine, wheels from scripts/gpu_wheels.sh in .gpu/whl): the
-# benchmarks and the tests marked gpu in order of importance, each inside the time left (BUDGET seconds, default
-# 540). Everything is printed; tables and the test log go to $OUT (the device tool's folder that comes back).
+# The GPU checks of one lease (run on the lent machine, wheels from scripts/gpu_wheels.sh in .gpu/whl): the tests
+# marked gpu, then the benchmarks in order of importance, each inside the time left (BUDGET seconds, default 540).
+# Everything is printed; tables and the tests' report go to $OUT (the device tool's folder that comes back).
 cd "$(dirname "$0")/.." || exit 1
 START=$(date +%s); DEADLINE=$((START + ${BUDGET:-540})); OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"
 left() { echo $((DEADLINE - $(date +%s))); }
