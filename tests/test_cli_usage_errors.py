@@ -14,6 +14,7 @@ from transformers import AutoConfig, AutoModelForCausalLM
 from hf_numbers.cli import main as cli_main
 from hf_numbers.cli import parse_train_args
 from hf_numbers.data.tokenizer_training import train_plain_tokenizer
+from hf_numbers.modeling.encoding_digits import DIGIT_FEATURE_PARTS
 from hf_numbers.training import NumberTrainingArguments, build_dataset, build_tokenizer
 
 TEXTS = ["What is 12 plus 30? 12 + 30 = 42.", "The temperature fell from 21.5 to -3 degrees, 0123456789."] * 20
@@ -155,7 +156,8 @@ def test_the_digit_options_of_the_encoding_that_takes_them_are_accepted(
     ("flags", "message"),
     [
         (["--number_encoding", "digits", "--digits_features", "fone+bogus"],
-         "digits_features='fone+bogus' is unknown; allowed: one or more of fone, place, ramp, below, joined by '+'"),
+         f"digits_features='fone+bogus' is unknown; allowed: one or more of {', '.join(DIGIT_FEATURE_PARTS)}, "
+         "joined by '+'"),
         (["--number_encoding", "digits", "--digits_places", "40"], "digits_places must be in [1, 18], got 40"),
         (["--number_encoding", "digits", "--digits_features", "below", "--text_digit_order", "units_first"],
          "use it with text_digit_order='as_written'"),

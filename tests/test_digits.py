@@ -141,9 +141,37 @@ def test_below_reads_only_the_numbers_the_prompt_gives_whole() -> None:
     assert not long.any()
 
 
+def test_the_log_part_gives_a_given_numbers_mantissa_whose_sum_is_a_products() -> None:
+    module = DigitValueEmbedding(tiny_config("llama", DIGIT_ENCODINGS[0], digits_places=6, digits_features="log"))
+    at_a, at_b = below_ramps(module, 250, 4)
+    harmonics = torch.arange(1, 7, dtype=torch.float64)
+    for features, number in ((at_a, 250), (at_b, 4)):  # every digit of a number: the number's mantissa
+        angles = 2 * torch.pi * harmonics * (torch.tensor(number, dtype=torch.float64).log10() % 1)
+        torch.testing.assert_close(features, torch.cat([angles.cos(), angles.sin()]).expand_as(features))
+    generator = torch.Generator().manual_seed(0)
+    for a, b in torch.randint(1, 1000, (50, 2), generator=generator).tolist():
+        (cos_a, sin_a), (cos_b, sin_b) = ((part[0, 0], part[0, 6]) for part in below_ramps(module, a, b))
+        mantissa = torch.atan2(sin_a * cos_b + cos_a * sin_b, cos_a * cos_b - sin_a * sin_b) / (2 * torch.pi) % 1
+        leading = int(10 ** float(mantissa) + 1e-9)  # the angle sum's leading digit
+        assert leading == int(str(a * b)[0]), (a, b)
+
+
+def test_the_log_part_reads_only_whole_given_numbers_above_zero() -> None:
+    module = DigitValueEmbedding(tiny_config("llama", DIGIT_ENCODINGS[0], digits_places=4, digits_features="log"))
+    ids = ids_of(DIGIT[1], DIGIT[2], WORD, DIGIT[0], WORD, DIGIT[5], DIGIT[6])
+    read = {given: module.features(ids, prompt_length=given)[0, :, 0] for given in (0, 3, 7)}
+    assert not read[0].any()  # nothing given: nothing read ahead
+    twelve = (2 * torch.pi * (torch.tensor(12.0, dtype=torch.float64).log10() % 1)).cos()
+    torch.testing.assert_close(read[3][:2], twelve.expand(2))
+    assert not read[3][2:].any()  # 0 has no mantissa; 56 is not given
+    assert not read[7][3:].any()  # 56 may go on: not whole
+    assert not module.features(ids_of(*[DIGIT[7]] * 4, WORD), prompt_length=5).any()  # 4 places: not held whole
+
+
 @pytest.mark.parametrize("backbone", CAUSAL)
-def test_below_sees_in_training_what_generation_sees(backbone: str) -> None:
-    model = tiny_model(backbone, DIGIT_ENCODINGS[0], digits_features="fone+place+below").eval()
+@pytest.mark.parametrize("part", ["below", "log"])
+def test_parts_reading_given_numbers_see_in_training_what_generation_sees(backbone: str, part: str) -> None:
+    model = tiny_model(backbone, DIGIT_ENCODINGS[0], digits_features=f"fone+place+{part}").eval()
     with torch.no_grad():
         model.digit_values.proj.weight.normal_(std=5.0)  # large enough that reading ahead would show
     prompt = ids_of(SPACED[3], DIGIT[1], WORD, SPACED[7], DIGIT[4], WORD + 1, SPACED[2]).repeat(2, 1)
@@ -158,7 +186,8 @@ def test_below_sees_in_training_what_generation_sees(backbone: str) -> None:
         torch.testing.assert_close(torch.stack(out.logits, 1), taught, rtol=1e-5, atol=1e-5)
         assert not torch.allclose(taught, unlabelled)  # the prompt's numbers were read whole
     changed = out.sequences.clone()
-    changed[:, -2] = DIGIT[(int(changed[0, -2]) + 1) % 10 + 10 if changed[0, -2] in DIGIT.values() else 5]
+    last = int(changed[0, -2])
+    changed[:, -2] = DIGIT[(last - DIGIT[0] + 1) % 10] if last in DIGIT.values() else DIGIT[5]
     with torch.no_grad():  # a later answer token changes no earlier logits
         later = model(input_ids=changed, labels=labels).logits
     assert torch.equal(later[:, :-2], model(input_ids=out.sequences, labels=labels).logits[:, :-2])

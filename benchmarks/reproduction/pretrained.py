@@ -216,6 +216,13 @@ SETUPS = {
                                                     "value-aware digits (FoNE + place + the given numbers' ramps "
                                                     "below), BOS first, LoRA + NTL + digit lookahead (2, weighted by "
                                                     "confidence, from each number's second digit)"),
+    # products: a factor's mantissa (log10 mod 1) read as Fourier features; the product's is their sum mod 1
+    "digits-log-bos-lora-ntl-look2-conf-second": (("--number_encoding", "digits", "--digits_features",
+                                                   "fone+place+log", *BOS, *LORA, *NTL,
+                                                   *LOOKAHEAD_CONFIDENT_FROM_SECOND),
+                                                  "value-aware digits (FoNE + place + the given numbers' mantissas), "
+                                                  "BOS first, LoRA + NTL + digit lookahead (2, weighted by confidence, "
+                                                  "from each number's second digit)"),
     "digits-bos-lora-ntlnum": (("--number_encoding", "digits", *BOS, *LORA, *NTL_AND_NUMBER_LEVEL),
                                "value-aware digits (FoNE + place), BOS first, LoRA + NTL per digit and per number"),
     "digits-randstart-lora-ntl": (("--number_encoding", "digits", "--digits_zero_start", "false", *LORA, *NTL),

@@ -9,10 +9,11 @@ in place of the Fourier features, its value mod ``10^k`` as a fraction of ``10^k
 numbers' ramps, centred, sum above zero exactly where their sum carries into place ``k``).
 ``f`` depends only on the tokens up to the position, so teacher-forced training sees what generation will
 see, and ``W`` starts at zero, so an adapted pretrained model starts with the base model's outputs exactly.
-One part looks ahead, where that leaks nothing: ``below`` describes the digits after a token in its run, for
-runs the prompt gives whole (``prompt_length``: before the first labelled token in training, the prompt in
-``generate``), and is zero elsewhere, so that each digit of a given operand carries the ramp of the digits
-under it: a sum carries into a place where the ramps at that place of its operands sum above zero.
+Two parts look ahead, where that leaks nothing: they describe a run the prompt gives whole (``prompt_length``:
+before the first labelled token in training, the prompt in ``generate``), and are zero elsewhere. ``below`` gives
+each digit of a given operand the ramp of the digits under it (a sum carries into a place where the ramps at that
+place of its operands sum above zero); ``log`` gives every digit of it the Fourier features of its mantissa
+(``log10(value) mod 1``), from which a product's leading digits follow by one angle addition.
 
 The module reads digit runs from the token ids alone, through a table of the vocabulary's digit tokens
 (``config.digit_tokens``: id, the digits' value, their count, whether the token joins a run before it), so it
@@ -40,11 +41,13 @@ from .tokenization_helpers import token_texts
 
 __all__ = ["DIGIT_FEATURE_PARTS", "DigitValueEmbedding", "DigitsEncoding", "digit_token_table"]
 
-DIGIT_FEATURE_PARTS = {"fone": 2, "place": 1, "ramp": 1, "below": 1}
+DIGIT_FEATURE_PARTS = {"fone": 2, "place": 1, "ramp": 1, "below": 1, "log": 2}
 """What can describe the digit run read so far (``digits_features``: one or more, joined by ``+``), and the features
 each gives a place: FoNE's cosine and sine of the value mod ``10^k``; the one-hot count of digits read; the value
 mod ``10^k`` over ``10^k``, less one half; in a run the prompt gives whole, the ramp of the ``p``, ``p - 1``, ...
-lowest digits, where ``p`` digits follow the token (the digits under it first)."""
+lowest digits, where ``p`` digits follow the token (the digits under it first); in a run the prompt gives whole, the
+cosine and sine of ``2 pi k m`` for harmonics ``k = 1 .. places``, where ``m = log10(value) mod 1`` is the number's
+mantissa (a product's mantissa is its factors' summed mod 1: an angle addition, as FoNE's is for sums)."""
 MAX_PLACES = 18
 """The most digit places the features describe (the run's value mod 10^18 fits int64)."""
 
@@ -65,7 +68,8 @@ class DigitsEncoding(TextEncoding):
                        "Value-aware digits: what is added at each digit token, parts joined by '+': "
                        f"{', '.join(DIGIT_FEATURE_PARTS)} (FoNE features of the number read so far; the count of its "
                        "digits read; its value mod 10^k as a fraction of 10^k; in a number the prompt gives whole, "
-                       "the same of the digits under each digit)"),
+                       "the same of the digits under each digit; in such a number, Fourier features of log10 of its "
+                       "value mod 1)"),
         EncodingOption("digits_places", int, 10,
                        f"Value-aware digits: digit places the features describe, 1-{MAX_PLACES}"),
         EncodingOption("digits_zero_start", bool, True,
@@ -211,16 +215,16 @@ class DigitValueEmbedding(nn.Module):
             "place": lambda: nn.functional.one_hot((read - 1).clamp(min=0), self.places).double(),
             "ramp": lambda: fraction - 0.5,
             "below": lambda: self._below(ids, prefix, read, is_digit, prompt_length),
+            "log": lambda: self._log(ids, prefix, read, is_digit, prompt_length),
         }
         return torch.cat([parts[part]() for part in self.parts], -1) * is_digit.unsqueeze(-1)
 
-    def _below(
+    def _whole_runs(
         self, ids: torch.Tensor, prefix: torch.Tensor, read: torch.Tensor, is_digit: torch.Tensor, prompt_length: Any
-    ) -> torch.Tensor:
-        """The ``below`` part: at a token of a run that ends before ``prompt_length`` (and the token after it), with
-        ``p`` digits after the token, the ramps ``(value mod 10^k) / 10^k - 1/2`` for ``k = p, p - 1, ..., 0``
-        (``k = 0``: -1/2, nothing carries into the units), then zeros. Zero elsewhere, and in runs of ``places``
-        digits or more (their value is not held whole)."""
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Per position: the value and digit count of the whole run the token is in, and whether the run ends before
+        ``prompt_length`` with the token after it (the prompt gives it whole) and has fewer than ``places`` digits
+        (its value is held whole)."""
         joins = self.table[torch.where(ids < self.table.shape[0], ids, 0), 2]
         continued = _ahead(is_digit & (joins > 0) & _shifted(is_digit, 1), 1)  # the next token joins this run
         is_end = is_digit & ~continued
@@ -236,10 +240,31 @@ class DigitValueEmbedding(nn.Module):
             chain = chain & _ahead(continued, ahead)
         given = 0 if prompt_length is None else torch.as_tensor(prompt_length, device=ids.device).reshape(-1, 1)
         whole = is_digit & (end_at >= 0) & (end_at + 1 < given) & (end_read < self.places)
+        return end_value, end_read, whole
+
+    def _below(
+        self, ids: torch.Tensor, prefix: torch.Tensor, read: torch.Tensor, is_digit: torch.Tensor, prompt_length: Any
+    ) -> torch.Tensor:
+        """The ``below`` part: at a token of a run the prompt gives whole (:meth:`_whole_runs`), with ``p`` digits
+        after the token, the ramps ``(value mod 10^k) / 10^k - 1/2`` for ``k = p, p - 1, ..., 0`` (``k = 0``: -1/2,
+        nothing carries into the units), then zeros. Zero elsewhere."""
+        end_value, end_read, whole = self._whole_runs(ids, prefix, read, is_digit, prompt_length)
         under = (end_read - read).unsqueeze(-1) - torch.arange(self.places, device=ids.device)  # k for each feature
         span = self.powers[under.clamp(min=0)]
         ramps = (end_value.unsqueeze(-1) % span).double() / span.double() - 0.5
         return torch.where(whole.unsqueeze(-1) & (under >= 0), ramps, 0.0)
+
+    def _log(
+        self, ids: torch.Tensor, prefix: torch.Tensor, read: torch.Tensor, is_digit: torch.Tensor, prompt_length: Any
+    ) -> torch.Tensor:
+        """The ``log`` part: at every token of a run the prompt gives whole (:meth:`_whole_runs`) and worth more than
+        zero, ``cos`` then ``sin`` of ``2 pi k m`` for ``k = 1 .. places``, ``m = log10(value) mod 1``. Zero
+        elsewhere."""
+        end_value, _, whole = self._whole_runs(ids, prefix, read, is_digit, prompt_length)
+        mantissa = end_value.clamp(min=1).double().log10().remainder(1.0)
+        harmonics = torch.arange(1, self.places + 1, device=ids.device, dtype=torch.float64)
+        angles = 2 * math.pi * mantissa.unsqueeze(-1) * harmonics
+        return torch.cat([angles.cos(), angles.sin()], -1) * (whole & (end_value > 0)).unsqueeze(-1)
 
     def forward(
         self,

@@ -392,7 +392,7 @@ class NumberModelMixin(NumberLossMixin, NumberScalingMixin, NumberModelCardMixin
             digit_context: ``digits`` encoding, continuing with a KV cache: the ids before ``input_ids`` (at
                 least ``config.digits_places`` of them, or all), from which the digit runs are read on.
             prompt_length: ``digits`` encoding: the tokens before it (per row, or one for all) are a prompt given
-                whole, whose finished digit runs the ``below`` part reads whole. Default: before the first
+                whole, whose finished digit runs the ``below`` and ``log`` parts read whole. Default: before the first
                 labelled token of a causal LM (``generate``: the prompt), every token of a masked LM.
 
         Other arguments, the KV cache among them (``cache``, or ``past_key_values`` before transformers
