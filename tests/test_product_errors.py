@@ -1,0 +1,35 @@
+"""benchmarks/product_errors.py: where products go wrong, by their first wrong digit."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))  # as when the script runs
+from product_errors import first_wrong, relative_error_quantiles  # noqa: E402
+
+
+def test_each_answer_is_classed_by_its_first_wrong_digit_from_the_left() -> None:
+    assert [first_wrong(56088, p) for p in (56088, 46088, 57088, 56188, 56089)] == [
+        "exact", "leading digit", "second digit", "third digit or later", "third digit or later"]  # fmt: skip
+    assert first_wrong(56088, 156088) == first_wrong(56088, -56088) == "length"
+    assert first_wrong(56088, None) == "no number"
+
+
+def test_the_quantiles_leave_out_missing_answers_and_zero_true_values() -> None:
+    trues, predictions = [100.0] * 10 + [0.0], [100.0 + i for i in range(9)] + [None, 5.0]
+    assert relative_error_quantiles(trues, predictions) == pytest.approx([0.0, 0.02, 0.04, 0.06, 0.08])
+    assert relative_error_quantiles([1.0], [None]) == []
+
+
+def test_the_script_reads_a_run_folder(tmp_path: Path) -> None:
+    predictions = {"test": {"predictions": [56088.0, 57000.0, None], "references": [56088.0, 56088.0, 12.0]}}
+    (tmp_path / "predictions.json").write_text(json.dumps(predictions))
+    script = Path(__file__).parents[1] / "benchmarks" / "product_errors.py"
+    out = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines()[0] == ("test: 3 products; the first wrong digit: exact: 1, leading digit: 0, "
+                                          "second digit: 1, third digit or later: 0, length: 0, no number: 1")
