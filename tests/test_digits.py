@@ -105,8 +105,8 @@ def test_the_ramps_of_two_numbers_sum_above_zero_where_their_sum_carries() -> No
         assert ((last[0] + last[1]) > -margin).tolist() == carries, (a, b)
 
 
-def below_ramps(module: DigitValueEmbedding, a: int, b: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The ``below`` features of the prompt ``a word b word``: those at a's digits and at b's, units last."""
+def given_features(module: DigitValueEmbedding, a: int, b: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The features of the prompt ``a word b word``, given whole: those at a's digits and at b's, units last."""
     digits_a, digits_b = [[DIGIT[int(d)] for d in str(n)] for n in (a, b)]
     ids = ids_of(*digits_a, WORD, *digits_b, WORD + 1)
     features = module.features(ids, prompt_length=ids.shape[1])[0]
@@ -115,14 +115,14 @@ def below_ramps(module: DigitValueEmbedding, a: int, b: int) -> tuple[torch.Tens
 
 def test_the_ramps_below_two_given_numbers_sum_above_zero_where_their_sum_carries() -> None:
     module = DigitValueEmbedding(tiny_config("llama", DIGIT_ENCODINGS[0], digits_places=6, digits_features="below"))
-    at_a, _ = below_ramps(module, 3137, 5)
+    at_a, _ = given_features(module, 3137, 5)
     expected = [[0.137, 0.37, 0.7, 0.0], [0.37, 0.7, 0.0], [0.7, 0.0], [0.0]]  # the digits under 3, 1, 3, 7
     for features, ramps in zip(at_a, expected, strict=True):
         torch.testing.assert_close(features[: len(ramps)], torch.tensor(ramps, dtype=torch.float64) - 0.5)
         assert not features[len(ramps) :].any()
     generator = torch.Generator().manual_seed(0)
     for a, b in torch.randint(0, 100_000, (50, 2), generator=generator).tolist():
-        at_a, at_b = below_ramps(module, a, b)
+        at_a, at_b = given_features(module, a, b)
         for place in range(min(len(at_a), len(at_b))):  # the first feature at each place: its digits under it
             carries = (a % 10**place + b % 10**place) >= 10**place
             total = at_a[-1 - place][0] + at_b[-1 - place][0]
@@ -143,14 +143,14 @@ def test_below_reads_only_the_numbers_the_prompt_gives_whole() -> None:
 
 def test_the_log_part_gives_a_given_numbers_mantissa_whose_sum_is_a_products() -> None:
     module = DigitValueEmbedding(tiny_config("llama", DIGIT_ENCODINGS[0], digits_places=6, digits_features="log"))
-    at_a, at_b = below_ramps(module, 250, 4)
+    at_a, at_b = given_features(module, 250, 4)
     harmonics = torch.arange(1, 7, dtype=torch.float64)
     for features, number in ((at_a, 250), (at_b, 4)):  # every digit of a number: the number's mantissa
         angles = 2 * torch.pi * harmonics * (torch.tensor(number, dtype=torch.float64).log10() % 1)
         torch.testing.assert_close(features, torch.cat([angles.cos(), angles.sin()]).expand_as(features))
     generator = torch.Generator().manual_seed(0)
     for a, b in torch.randint(1, 1000, (50, 2), generator=generator).tolist():
-        (cos_a, sin_a), (cos_b, sin_b) = ((part[0, 0], part[0, 6]) for part in below_ramps(module, a, b))
+        (cos_a, sin_a), (cos_b, sin_b) = ((part[0, 0], part[0, 6]) for part in given_features(module, a, b))
         mantissa = torch.atan2(sin_a * cos_b + cos_a * sin_b, cos_a * cos_b - sin_a * sin_b) / (2 * torch.pi) % 1
         leading = int(10 ** float(mantissa) + 1e-9)  # the angle sum's leading digit
         assert leading == int(str(a * b)[0]), (a, b)

@@ -208,14 +208,16 @@ class DigitValueEmbedding(nn.Module):
         """``(B, L, F)`` float64: the parts of ``digits_features`` in their order; zero at other tokens.
         ``prompt_length`` (per row, or one for all): the tokens before it are given whole (``below`` reads them)."""
         prefix, read, is_digit = self.read_runs(ids)
+        reads_given = {"below", "log"} & set(self.parts)  # the parts that read the prompt's runs whole: once for both
+        whole_runs = self._whole_runs(ids, prefix, read, is_digit, prompt_length) if reads_given else None
         periods = self.powers[1:]
         fraction = (prefix.unsqueeze(-1) % periods).double() / periods.double()  # of 10^k, for k = 1..places
         parts = {
             "fone": lambda: torch.cat([(2 * math.pi * fraction).cos(), (2 * math.pi * fraction).sin()], -1),
             "place": lambda: nn.functional.one_hot((read - 1).clamp(min=0), self.places).double(),
             "ramp": lambda: fraction - 0.5,
-            "below": lambda: self._below(ids, prefix, read, is_digit, prompt_length),
-            "log": lambda: self._log(ids, prefix, read, is_digit, prompt_length),
+            "below": lambda: self._below(read, *whole_runs),
+            "log": lambda: self._log(*whole_runs),
         }
         return torch.cat([parts[part]() for part in self.parts], -1) * is_digit.unsqueeze(-1)
 
@@ -243,26 +245,22 @@ class DigitValueEmbedding(nn.Module):
         return end_value, end_read, whole
 
     def _below(
-        self, ids: torch.Tensor, prefix: torch.Tensor, read: torch.Tensor, is_digit: torch.Tensor, prompt_length: Any
+        self, read: torch.Tensor, end_value: torch.Tensor, end_read: torch.Tensor, whole: torch.Tensor
     ) -> torch.Tensor:
-        """The ``below`` part: at a token of a run the prompt gives whole (:meth:`_whole_runs`), with ``p`` digits
+        """The ``below`` part, from :meth:`_whole_runs`: at a token of a run the prompt gives whole, with ``p`` digits
         after the token, the ramps ``(value mod 10^k) / 10^k - 1/2`` for ``k = p, p - 1, ..., 0`` (``k = 0``: -1/2,
         nothing carries into the units), then zeros. Zero elsewhere."""
-        end_value, end_read, whole = self._whole_runs(ids, prefix, read, is_digit, prompt_length)
-        under = (end_read - read).unsqueeze(-1) - torch.arange(self.places, device=ids.device)  # k for each feature
+        under = (end_read - read).unsqueeze(-1) - torch.arange(self.places, device=read.device)  # k for each feature
         span = self.powers[under.clamp(min=0)]
         ramps = (end_value.unsqueeze(-1) % span).double() / span.double() - 0.5
         return torch.where(whole.unsqueeze(-1) & (under >= 0), ramps, 0.0)
 
-    def _log(
-        self, ids: torch.Tensor, prefix: torch.Tensor, read: torch.Tensor, is_digit: torch.Tensor, prompt_length: Any
-    ) -> torch.Tensor:
-        """The ``log`` part: at every token of a run the prompt gives whole (:meth:`_whole_runs`) and worth more than
-        zero, ``cos`` then ``sin`` of ``2 pi k m`` for ``k = 1 .. places``, ``m = log10(value) mod 1``. Zero
+    def _log(self, end_value: torch.Tensor, end_read: torch.Tensor, whole: torch.Tensor) -> torch.Tensor:
+        """The ``log`` part, from :meth:`_whole_runs`: at every token of a run the prompt gives whole and worth more
+        than zero, ``cos`` then ``sin`` of ``2 pi k m`` for ``k = 1 .. places``, ``m = log10(value) mod 1``. Zero
         elsewhere."""
-        end_value, _, whole = self._whole_runs(ids, prefix, read, is_digit, prompt_length)
         mantissa = end_value.clamp(min=1).double().log10().remainder(1.0)
-        harmonics = torch.arange(1, self.places + 1, device=ids.device, dtype=torch.float64)
+        harmonics = torch.arange(1, self.places + 1, device=end_value.device, dtype=torch.float64)
         angles = 2 * math.pi * mantissa.unsqueeze(-1) * harmonics
         return torch.cat([angles.cos(), angles.sin()], -1) * (whole & (end_value > 0)).unsqueeze(-1)
 
