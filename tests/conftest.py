@@ -34,7 +34,11 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):  # share the cores between the workers instead of each taking all
     import torch
 
-    torch.set_num_threads(max(1, _cores() // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+    _share = max(1, _cores() // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))
+    torch.set_num_threads(_share)
+    # and the interpreters a test starts (training commands, remote-code loads) take the same share: with a thread
+    # per core each, their OpenMP threads spun against the other worker's and doubled the suite's CPU time
+    os.environ["OMP_NUM_THREADS"] = str(_share)
 
 # CI (CI=true) replays the same examples every run, so main cannot turn red by chance; local
 # runs draw new examples and keep exploring.
