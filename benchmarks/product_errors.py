@@ -50,11 +50,11 @@ def relative_error_quantiles(trues: list[float], predictions: list[float | None]
     return [errors[min(int(q * len(errors)), len(errors) - 1)] for q in QUANTILES] if errors else []
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path, help="a folder holding predictions.json")
     parser.add_argument("--split", default="test")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     answers = json.loads((args.run / "predictions.json").read_text())[args.split]
     trues, predictions = answers["references"], answers["predictions"]
     kinds = Counter(first_wrong(int(t), None if p is None else int(p)) for t, p in zip(trues, predictions, strict=True))

@@ -80,12 +80,12 @@ def near_ties(operands: list[tuple[int, int]], predictions: list[float | None], 
     return {kind: tuple(pair) for kind, pair in counts.items()}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path, help="a folder holding predictions.json")
     parser.add_argument("--training_args", type=Path, help="default: the run's own training_args.json")
     parser.add_argument("--split", default="test")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     setup = json.loads((args.training_args or args.run / "training_args.json").read_text())
     if setup["task"] != "fone_arithmetic" or (setup.get("task_options") or {}).get("operation", "add") != "add":
         raise SystemExit(f"{args.run}: a fone_arithmetic addition run is needed, got task {setup['task']!r}")

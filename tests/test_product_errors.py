@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))  # as when the script runs
-from product_errors import first_wrong, relative_error_quantiles  # noqa: E402
+from product_errors import first_wrong, main, relative_error_quantiles  # noqa: E402
 
 
 def test_each_answer_is_classed_by_its_first_wrong_digit_from_the_left() -> None:
@@ -26,10 +25,10 @@ def test_the_quantiles_leave_out_missing_answers_and_zero_true_values() -> None:
     assert relative_error_quantiles([1.0], [None]) == []
 
 
-def test_the_script_reads_a_run_folder(tmp_path: Path) -> None:
+def test_the_script_reads_a_run_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     predictions = {"test": {"predictions": [56088.0, 57000.0, None], "references": [56088.0, 56088.0, 12.0]}}
     (tmp_path / "predictions.json").write_text(json.dumps(predictions))
-    script = Path(__file__).parents[1] / "benchmarks" / "product_errors.py"
-    out = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, check=True)
-    assert out.stdout.splitlines()[0] == ("test: 3 products; the first wrong digit: exact: 1, leading digit: 0, "
+    main([str(tmp_path)])  # as `python benchmarks/product_errors.py <run>` does
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == ("test: 3 products; the first wrong digit: exact: 1, leading digit: 0, "
                                           "second digit: 1, third digit or later: 0, length: 0, no number: 1")

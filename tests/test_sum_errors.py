@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))  # as when the script runs
-from sum_errors import carry_kind, wrong_digits  # noqa: E402
+from sum_errors import carry_kind, main, wrong_digits  # noqa: E402
 
 from hf_numbers.data import load_task  # noqa: E402
 
@@ -25,13 +26,13 @@ def test_wrong_sums_count_their_wrong_digits_and_a_missing_answer_counts_as_wron
     assert kinds == {"pair = 9": 2, "pair <= 8": 1}
 
 
-def test_the_script_reads_a_run_folder(tmp_path: Path) -> None:
+def test_the_script_reads_a_run_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     setup = {"task": "fone_arithmetic", "train_size": 8, "eval_size": 4, "data_seed": 1, "task_options": None}
     rows = load_task("fone_arithmetic", seed=1, train_size=8, eval_size=4)["test"]
     sums = [float(a + b) for a, b in rows["operands"]]
     (tmp_path / "training_args.json").write_text(json.dumps(setup))
     predictions = {"test": {"predictions": [sums[0] + 10, *sums[1:]], "references": sums}}
     (tmp_path / "predictions.json").write_text(json.dumps(predictions))
-    script = Path(__file__).parents[1] / "benchmarks" / "sum_errors.py"
-    out = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, check=True)
-    assert out.stdout.startswith("test: 1 wrong sums of 4;")
+    main([str(tmp_path)])  # as `python benchmarks/sum_errors.py <run>` does
+    out = capsys.readouterr().out
+    assert out.startswith("test: 1 wrong sums of 4;")
