@@ -9,15 +9,16 @@ one, the second, the third or later, those of another length, and those missing;
     python benchmarks/product_errors.py runs/reproduce/pretrained/mult3-digits-bos-lora-ntl
 
 The run folder's ``predictions.json`` (written by ``hf-numbers train`` and ``hf-numbers evaluate``) holds the
-answers and the true values.
+answers and the true values; a pretrained row's record keeps them for its test split (``run_answers.py``).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from collections import Counter
 from pathlib import Path
+
+from run_answers import read_answers
 
 KINDS = ("exact", "leading digit", "second digit", "third digit or later", "length", "no number")
 QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
@@ -52,10 +53,10 @@ def relative_error_quantiles(trues: list[float], predictions: list[float | None]
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("run", type=Path, help="a folder holding predictions.json")
+    parser.add_argument("run", type=Path, help="a run folder holding predictions.json, or a row's record")
     parser.add_argument("--split", default="test")
     args = parser.parse_args(argv)
-    answers = json.loads((args.run / "predictions.json").read_text())[args.split]
+    answers, _ = read_answers(args.run, args.split)
     trues, predictions = answers["references"], answers["predictions"]
     kinds = Counter(first_wrong(int(t), None if p is None else int(p)) for t, p in zip(trues, predictions, strict=True))
     print(f"{args.split}: {len(trues)} products; the first wrong digit: "

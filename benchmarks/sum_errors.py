@@ -11,7 +11,8 @@ sum to within 5% of 10^k: a long chain, or a pair just over or under ten) and el
 
 The run folder's ``predictions.json`` (written by ``hf-numbers train`` and ``hf-numbers evaluate``) holds the
 answers; the problems are drawn again from its ``training_args.json`` (the same task, sizes and data seed), so a
-folder of ``hf-numbers evaluate`` takes ``--training_args`` from the run it evaluated.
+folder of ``hf-numbers evaluate`` takes ``--training_args`` from the run it evaluated. A pretrained row's record
+keeps both for its test split (``run_answers.py``): pass the record instead of the folder.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import argparse
 import json
 from collections import Counter
 from pathlib import Path
+
+from run_answers import read_answers
 
 from hf_numbers.data import load_task
 
@@ -82,17 +85,20 @@ def near_ties(operands: list[tuple[int, int]], predictions: list[float | None], 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("run", type=Path, help="a folder holding predictions.json")
+    parser.add_argument("run", type=Path, help="a run folder holding predictions.json, or a row's record")
     parser.add_argument("--training_args", type=Path, help="default: the run's own training_args.json")
     parser.add_argument("--split", default="test")
     args = parser.parse_args(argv)
-    setup = json.loads((args.training_args or args.run / "training_args.json").read_text())
+    predicted, setup = read_answers(args.run, args.split)
+    if args.training_args is not None:
+        setup = json.loads(args.training_args.read_text())
+    if setup.get("task") is None:
+        raise SystemExit(f"{args.run}: no training_args.json says how its problems were drawn; pass --training_args")
     if setup["task"] != "fone_arithmetic" or (setup.get("task_options") or {}).get("operation", "add") != "add":
         raise SystemExit(f"{args.run}: a fone_arithmetic addition run is needed, got task {setup['task']!r}")
     data = load_task(setup["task"], seed=setup["data_seed"], train_size=setup["train_size"],
                      eval_size=setup["eval_size"], options=setup.get("task_options"))  # fmt: skip
     rows = data[args.split]
-    predicted = json.loads((args.run / "predictions.json").read_text())[args.split]
     operands = [(int(a), int(b)) for a, b in rows["operands"]]
     if [a + b for a, b in operands] != [int(x) for x in predicted["references"]]:
         raise SystemExit(f"{args.run}: its references are not the sums of the problems drawn again; pass the "

@@ -31,4 +31,4 @@ def test_the_script_reads_a_run_folder(tmp_path: Path, capsys: pytest.CaptureFix
     main([str(tmp_path)])  # as `python benchmarks/product_errors.py <run>` does
     out = capsys.readouterr().out
     assert out.splitlines()[0] == ("test: 3 products; the first wrong digit: exact: 1, leading digit: 0, "
-                                          "second digit: 1, third digit or later: 0, length: 0, no number: 1")
+                                   "second digit: 1, third digit or later: 0, length: 0, no number: 1")

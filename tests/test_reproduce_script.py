@@ -309,3 +309,18 @@ def test_a_record_never_names_this_checkouts_commit_for_code_imported_from_anoth
         common.commit()
     monkeypatch.undo()
     assert common.commit() != "unknown"  # this checkout's own import is fine
+
+
+def test_a_pretrained_rows_record_keeps_its_test_answers_and_how_its_problems_were_drawn(tmp_path: Path) -> None:
+    """The run folders are not committed; the records keep what the error analyses and paired comparisons read."""
+    from reproduction.pretrained import run_details
+
+    answers = {"predictions": [3.0, None], "references": [3.0, 4.0]}
+    (tmp_path / "summary.json").write_text(json.dumps({"trainable_parameters": 7}))
+    (tmp_path / "predictions.json").write_text(json.dumps({"validation": answers, "test": answers}))
+    (tmp_path / "training_args.json").write_text(json.dumps({"task": "multiplication", "data_seed": 1, "seed": 2,
+                                                             "train_size": 8, "eval_size": 2, "task_options": None}))
+    assert run_details(tmp_path) == {
+        "trainable_parameters": 7, "answers": {"test": answers},
+        "data": {"task": "multiplication", "task_options": None, "data_seed": 1, "train_size": 8, "eval_size": 2},
+    }  # fmt: skip

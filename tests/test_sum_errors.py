@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))  # as when the script runs
+from run_answers import record_answers  # noqa: E402
 from sum_errors import carry_kind, main, wrong_digits  # noqa: E402
 
 from hf_numbers.data import load_task  # noqa: E402
@@ -26,7 +27,9 @@ def test_wrong_sums_count_their_wrong_digits_and_a_missing_answer_counts_as_wron
     assert kinds == {"pair = 9": 2, "pair <= 8": 1}
 
 
-def test_the_script_reads_a_run_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_script_reads_a_run_folder_and_a_rows_record_alike(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     setup = {"task": "fone_arithmetic", "train_size": 8, "eval_size": 4, "data_seed": 1, "task_options": None}
     rows = load_task("fone_arithmetic", seed=1, train_size=8, eval_size=4)["test"]
     sums = [float(a + b) for a, b in rows["operands"]]
@@ -36,3 +39,10 @@ def test_the_script_reads_a_run_folder(tmp_path: Path, capsys: pytest.CaptureFix
     main([str(tmp_path)])  # as `python benchmarks/sum_errors.py <run>` does
     out = capsys.readouterr().out
     assert out.startswith("test: 1 wrong sums of 4;")
+    record = tmp_path / "row.json"  # what the pretrained suite keeps of the folder
+    record.write_text(json.dumps({"name": "add6-x", **record_answers(tmp_path)}))
+    main([str(record)])
+    assert capsys.readouterr().out == out
+    record.write_text(json.dumps({"name": "add6-old"}))
+    with pytest.raises(SystemExit, match="row.json: this record keeps no answers"):
+        main([str(record)])

@@ -16,6 +16,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from run_answers import record_answers
+
 from .common import RESULTS, Row, _minutes, _num, _pct
 
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -265,12 +267,12 @@ def pretrained_rows() -> list[Row]:
             argv = (*task_argv, *source, *BUDGET, *setup_argv, *(() if BOS[0] in setup_argv else NO_BOS),
                     *(() if NTL[0] in setup_argv else NO_NTL),
                     *(() if NO_LOOKAHEAD[0] in setup_argv else NO_LOOKAHEAD))
-            rows.append(Row(f"{task}-{setup}", argv, {"task": task, "setup": setup}, trainable_parameters))
+            rows.append(Row(f"{task}-{setup}", argv, {"task": task, "setup": setup}, run_details))
             for seed, setups in EXTRA_SEEDS.items():
                 if setup in setups:
                     cell = {"task": task, "setup": setup, "seed": seed}
                     rows.append(Row(f"{task}-{setup}-seed{seed}", (*argv, "--seed", str(seed)), cell,
-                                    trainable_parameters))
+                                    run_details))
     return rows
 
 
@@ -284,9 +286,12 @@ def _r2(value: float | None) -> str:
     return _num(value) if value is None or abs(value) < 1e4 else f"{value:.1e}"
 
 
-def trainable_parameters(run_dir: Path) -> dict[str, Any]:
-    """The run's trainable parameter count (its ``summary.json``)."""
-    return {"trainable_parameters": json.loads((run_dir / "summary.json").read_text()).get("trainable_parameters")}
+def run_details(run_dir: Path) -> dict[str, Any]:
+    """What a row's record keeps of its run folder: the trainable parameter count (``summary.json``), and the test
+    answers with the data set-up that draws the problems again, for the error analyses and paired comparisons
+    (``benchmarks/run_answers.py``)."""
+    count = json.loads((run_dir / "summary.json").read_text()).get("trainable_parameters")
+    return {"trainable_parameters": count, **record_answers(run_dir)}
 
 
 def _mse(value: float | None) -> str:
