@@ -38,10 +38,7 @@ def read_answers(path: Path, split: str = "test") -> tuple[dict[str, list], dict
     return record["answers"][split], record["data"]
 
 
-def record_answers(run_dir: Path, splits: tuple[str, ...] = ("test",)) -> dict[str, Any]:
-    """What a row's record keeps of its run folder for :func:`read_answers`: the answers of ``splits`` and the data
-    set-up."""
-    answers, data = {}, {}
-    for split in splits:
-        answers[split], data = read_answers(run_dir, split)
-    return {"answers": answers, "data": data}
+def record_answers(run_dir: Path) -> dict[str, Any]:
+    """What a row's record keeps of its run folder for :func:`read_answers`: the test answers and the data set-up."""
+    answers, data = read_answers(run_dir, "test")
+    return {"answers": {"test": answers}, "data": data}
