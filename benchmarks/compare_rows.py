@@ -18,14 +18,16 @@ from pathlib import Path
 import numpy as np
 from run_answers import read_answers
 
+from hf_numbers.evaluation.number_metrics import parse_predictions, parse_references, within_relative
+
 RECORDS = Path(__file__).resolve().parent / "results" / "reproduce" / "pretrained"
 MEASURES = {
-    "add6": ("exact", lambda p, t: float(p is not None and p == t)),
-    "mult3": ("within 1%", lambda p, t: float(p is not None and abs(p - t) <= 0.01 * abs(t))),
-    "temp": ("squared error", lambda p, t: np.nan if p is None else (p - t) ** 2),
+    "add6": ("exact", lambda values, refs: (values == refs).astype(float)),
+    "mult3": ("within 1%", lambda values, refs: within_relative(values, refs).astype(float)),
+    "temp": ("squared error", lambda values, refs: (values - refs) ** 2),
 }
-"""The suite's task -> the name and per-problem form of the measure its tables lead with (an invalid answer: wrong,
-or left out of the squared errors as the MSE leaves it out)."""
+"""The suite's task -> the name and per-problem form of the measure its tables lead with, on the parsed answers (an
+invalid answer is NaN: wrong, or left out of the squared errors as the MSE leaves it out)."""
 
 
 def seed_scores(task: str, setup: str, records: Path = RECORDS) -> dict[str, np.ndarray]:
@@ -39,8 +41,8 @@ def seed_scores(task: str, setup: str, records: Path = RECORDS) -> dict[str, np.
     found = {}
     for _, path in sorted(seeds.items()):
         answers, _ = read_answers(path)
-        found[path.stem] = np.array([measure(p, t) for p, t in zip(answers["predictions"], answers["references"],
-                                                                      strict=True)])
+        values, _ = parse_predictions(answers["predictions"])
+        found[path.stem] = measure(values, parse_references(answers["references"]))
     if not found:
         raise SystemExit(f"no record of {task}-{setup} (or its seeds) in {records}")
     return found
@@ -77,8 +79,10 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{setup}: {name} by seed: {per_seed}")
         means.append(np.mean(np.stack(list(seeds.values())), axis=0))
     low, high = paired_interval(*means)
-    print(f"difference of the seeds' means: {np.nanmean(means[0]) - np.nanmean(means[1]):+.4f} (95% over the "
-          f"problems: {low:+.4f} to {high:+.4f})")
+    print(
+        f"difference of the seeds' means: {np.nanmean(means[0]) - np.nanmean(means[1]):+.4f} (95% over the "
+        f"problems: {low:+.4f} to {high:+.4f})"
+    )
 
 
 if __name__ == "__main__":

@@ -93,6 +93,17 @@ def parse_references(references: Any) -> np.ndarray:
     return values
 
 
+def within_relative(values: np.ndarray, refs: np.ndarray, tolerance: float = 0.01) -> np.ndarray:
+    """Per value, whether it lies within ``tolerance`` of its reference, relative to the reference (``within_1pct``'s
+    test, per problem: a NaN value is not within).
+
+    Example:
+        >>> within_relative(np.array([101.0, 98.0, np.nan]), np.array([100.0, 100.0, 100.0])).tolist()
+        [True, False, False]
+    """
+    return np.abs(values - refs) <= tolerance * np.abs(refs)
+
+
 def round_significant(values: np.ndarray, digits: int) -> list[str]:
     """Each value rounded to ``digits`` significant figures, as a canonical string.
 
@@ -144,7 +155,7 @@ def compute_number_metrics(
         matches = np.round(valid_values, exact_decimals) == np.round(valid_refs, exact_decimals)
     results["exact_match"] = float(matches.sum() / count)
     results["log_smape"] = float(log_smape_scores(values, refs).sum() / count)
-    results["within_1pct"] = float((np.abs(valid_values - valid_refs) <= 0.01 * np.abs(valid_refs)).sum() / count)
+    results["within_1pct"] = float(within_relative(valid_values, valid_refs).sum() / count)
     for digits in sig_figs:
         same = [p == r for p, r in zip(round_significant(valid_values, digits), round_significant(valid_refs, digits))]
         results[f"accuracy_{digits}sf"] = float(sum(same) / count)
