@@ -8,6 +8,7 @@ set-ups' means gets a 95% interval from resampling the problems, both set-ups on
 seeds it is a large part of the noise, and the interval does not hold it.
 
     python benchmarks/compare_rows.py mult3 digits-below-bos-lora-ntl-look2-conf-second text-bos-lora-ntl
+    python benchmarks/compare_rows.py mult3 digits-below-bos-lora-ntl-look2-conf-second text-bos-lora-ntl --seeds 0
 """
 
 from __future__ import annotations
@@ -30,14 +31,17 @@ MEASURES = {
 invalid answer is NaN: wrong, or left out of the squared errors as the MSE leaves it out)."""
 
 
-def seed_scores(task: str, setup: str, records: Path = RECORDS) -> dict[str, np.ndarray]:
-    """``{row name: per-problem scores}`` of every seed of ``setup`` whose record keeps its answers."""
+def seed_scores(task: str, setup: str, records: Path = RECORDS, only: set[int] | None = None) -> dict[str, np.ndarray]:
+    """``{row name: per-problem scores}`` of every seed of ``setup`` (of the seeds in ``only``, where given; the
+    unnamed row is seed 0); a record that keeps no answers is refused by name."""
     measure = MEASURES[task][1]
     seeds = {}
     for path in records.glob(f"{task}-{setup}*.json"):
         rest = path.stem.removeprefix(f"{task}-{setup}")
         if not rest or rest.startswith("-seed") and rest[5:].isdigit():  # else another set-up starting with this one
             seeds[int(rest[5:] or 0)] = path
+    if only is not None:
+        seeds = {seed: path for seed, path in seeds.items() if seed in only}
     found = {}
     for _, path in sorted(seeds.items()):
         answers, _ = read_answers(path)
@@ -70,11 +74,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("task", choices=sorted(MEASURES))
     parser.add_argument("setups", nargs=2, help="two set-ups of the suite (the rows' names without task and seed)")
     parser.add_argument("--records", type=Path, default=RECORDS)
+    parser.add_argument("--seeds", type=int, nargs="+", help="only these training seeds (0: the row without -seed)")
     args = parser.parse_args(argv)
     name = MEASURES[args.task][0]
     means = []
     for setup in args.setups:
-        seeds = seed_scores(args.task, setup, args.records)
+        seeds = seed_scores(args.task, setup, args.records, None if args.seeds is None else set(args.seeds))
         per_seed = ", ".join(f"{row}: {np.nanmean(scores):.4f}" for row, scores in seeds.items())
         print(f"{setup}: {name} by seed: {per_seed}")
         means.append(np.mean(np.stack(list(seeds.values())), axis=0))

@@ -49,3 +49,16 @@ def test_squared_errors_leave_out_missing_answers_and_the_interval_needs_the_sam
     assert paired_interval(np.ones(50), np.zeros(50)) == (1.0, 1.0)
     with pytest.raises(ValueError, match="different problems"):
         paired_interval(np.ones(5), np.ones(4))
+
+
+def test_seeds_picks_the_rows_compared(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_record(tmp_path, "add6-a", [100.0, 200.0, 300.0, 400.0])
+    write_record(tmp_path, "add6-a-seed2", [100.0, 200.0, 300.0, 1.0])
+    write_record(tmp_path, "add6-b", [100.0, 1.0, None, 1.0])
+    (tmp_path / "add6-b-seed2.json").write_text(json.dumps({"name": "add6-b-seed2"}))  # no answers: not asked for
+    main(["add6", "a", "b", "--records", str(tmp_path), "--seeds", "0"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "a: exact by seed: add6-a: 1.0000"
+    assert lines[2].startswith("difference of the seeds' means: +0.7500 ")
+    with pytest.raises(SystemExit, match="no record of add6-a"):
+        main(["add6", "a", "b", "--records", str(tmp_path), "--seeds", "3"])
