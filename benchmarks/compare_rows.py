@@ -14,6 +14,7 @@ seeds it is a large part of the noise, and the interval does not hold it.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +32,9 @@ MEASURES = {
 invalid answer is NaN: wrong, or left out of the squared errors as the MSE leaves it out)."""
 
 
-def seed_scores(task: str, setup: str, records: Path = RECORDS, only: set[int] | None = None) -> dict[str, np.ndarray]:
+def seed_scores(
+    task: str, setup: str, records: Path = RECORDS, only: Collection[int] | None = None
+) -> dict[str, np.ndarray]:
     """``{row name: per-problem scores}`` of every seed of ``setup`` (of the seeds in ``only``, where given; the
     unnamed row is seed 0); a record that keeps no answers is refused by name."""
     measure = MEASURES[task][1]
@@ -39,9 +42,9 @@ def seed_scores(task: str, setup: str, records: Path = RECORDS, only: set[int] |
     for path in records.glob(f"{task}-{setup}*.json"):
         rest = path.stem.removeprefix(f"{task}-{setup}")
         if not rest or rest.startswith("-seed") and rest[5:].isdigit():  # else another set-up starting with this one
-            seeds[int(rest[5:] or 0)] = path
-    if only is not None:
-        seeds = {seed: path for seed, path in seeds.items() if seed in only}
+            seed = int(rest[5:] or 0)
+            if only is None or seed in only:
+                seeds[seed] = path
     found = {}
     for _, path in sorted(seeds.items()):
         answers, _ = read_answers(path)
@@ -79,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     name = MEASURES[args.task][0]
     means = []
     for setup in args.setups:
-        seeds = seed_scores(args.task, setup, args.records, None if args.seeds is None else set(args.seeds))
+        seeds = seed_scores(args.task, setup, args.records, args.seeds)
         per_seed = ", ".join(f"{row}: {np.nanmean(scores):.4f}" for row, scores in seeds.items())
         print(f"{setup}: {name} by seed: {per_seed}")
         means.append(np.mean(np.stack(list(seeds.values())), axis=0))
