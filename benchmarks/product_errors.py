@@ -3,8 +3,9 @@ relative error.
 
 A product written left to right is an estimate refined digit by digit; "within 1%" needs its first two digits, and
 mostly the third. This counts, over the answers of a run, those exact, those whose first wrong digit is the leading
-one, the second, the third or later, those of another length, and those missing; and the quantiles of
-``|predicted - true| / |true|`` over the answered ones.
+one, the second, the third or later, those of another length, and those missing; the quantiles of
+``|predicted - true| / |true|`` over the answered ones; and the share within 1% by the true product's length (a
+set-up can lose the short products, whose factors are small, and not the long ones).
 
     python benchmarks/product_errors.py runs/reproduce/pretrained/mult3-digits-bos-lora-ntl
 
@@ -18,7 +19,10 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 from run_answers import read_answers
+
+from hf_numbers.evaluation.number_metrics import within_relative
 
 KINDS = ("exact", "leading digit", "second digit", "third digit or later", "length", "no number")
 QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
@@ -51,6 +55,19 @@ def relative_error_quantiles(trues: list[float], predictions: list[float | None]
     return [errors[min(int(q * len(errors)), len(errors) - 1)] for q in QUANTILES] if errors else []
 
 
+def within_by_length(trues: list[float], predictions: list[float | None]) -> dict[int, tuple[int, float]]:
+    """``{digits of the true value: (problems, share within 1%)}``; a missing answer is not within.
+
+    Example:
+        >>> within_by_length([56088.0, 56088.0, 123456.0], [56100.0, None, 200000.0])
+        {5: (2, 0.5), 6: (1, 0.0)}
+    """
+    values = np.array([np.nan if p is None else p for p in predictions], dtype=float)
+    within = within_relative(values, np.array(trues, dtype=float))
+    lengths = np.array([len(str(abs(int(t)))) for t in trues])
+    return {int(n): (int((lengths == n).sum()), float(within[lengths == n].mean())) for n in np.unique(lengths)}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path, help="a run folder holding predictions.json, or a row's record")
@@ -59,10 +76,14 @@ def main(argv: list[str] | None = None) -> None:
     answers, _ = read_answers(args.run, args.split)
     trues, predictions = answers["references"], answers["predictions"]
     kinds = Counter(first_wrong(int(t), None if p is None else int(p)) for t, p in zip(trues, predictions, strict=True))
-    print(f"{args.split}: {len(trues)} products; the first wrong digit: "
-          + ", ".join(f"{kind}: {kinds[kind]}" for kind in KINDS))
+    print(
+        f"{args.split}: {len(trues)} products; the first wrong digit: "
+        + ", ".join(f"{kind}: {kinds[kind]}" for kind in KINDS)
+    )
     quantiles = relative_error_quantiles(trues, predictions)
     print("relative error quantiles " + ", ".join(f"{q:.0%}: {e:.4f}" for q, e in zip(QUANTILES, quantiles)))
+    by_length = within_by_length(trues, predictions).items()
+    print("within 1% by the product's digits: " + ", ".join(f"{n}: {s:.1%} of {count}" for n, (count, s) in by_length))
 
 
 if __name__ == "__main__":
