@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from datasets import DatasetDict, load_from_disk
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from hf_numbers.data import load_task, parse_task_options, save_task
+from hf_numbers.evaluation.number_metrics import compute_number_metrics
 from hf_numbers.evaluation.predict import written_answers
 from hf_numbers.modeling import find_numbers
 from hf_numbers.modeling.parsing import units_first
@@ -56,11 +56,12 @@ def answers_units_first(dataset: DatasetDict) -> DatasetDict:
 
 def score(
     model: Any, tokenizer: Any, split: Any, batch_size: int = 64, given_digits: int = 0
-) -> tuple[dict[str, float], list[dict]]:
+) -> tuple[dict[str, float | int | None], list[dict]]:
     """Metrics of what ``model`` writes for ``split``'s answers, each read in the usual order (the first number
-    written, turned back with :func:`units_first`): exact, within 1%, MSE over the valid ones, invalid rate; and the
-    rows (written text, true answer, value read). ``given_digits``: the first that many digits of each true answer
-    (as the model writes it) follow the prompt, and the model writes on from there."""
+    written, turned back with :func:`units_first`): the library's exact, within 1%, MSE over the valid ones (None
+    where none is) and invalid rate; and the rows (written text, true answer, value read). ``given_digits``: the
+    first that many digits of each true answer (as the model writes it) follow the prompt, and the model writes on
+    from there."""
     if len(split) == 0:
         raise ValueError("the split to score is empty")
     model.eval()
@@ -74,17 +75,8 @@ def score(
             found = find_numbers(text) if ok else []
             value = float(units_first(text[found[0].start : found[0].end])) if found else None
             rows.append({"written": text, "answer": units_first(answer), "value": value})
-    truths = [float(row["answer"]) for row in rows]
-    valid = [(row["value"], truth) for row, truth in zip(rows, truths) if row["value"] is not None]
-    errors = [value - truth for value, truth in valid]
-    metrics = {
-        "count": len(rows),
-        "exact_match": sum(math.isclose(v, t, abs_tol=1e-9) for v, t in valid) / len(rows),
-        "within_1pct": sum(abs(v - t) <= 0.01 * abs(t) for v, t in valid) / len(rows),
-        "mse": sum(e * e for e in errors) / len(errors) if errors else math.nan,
-        "invalid_rate": 1 - len(valid) / len(rows),
-    }
-    return metrics, rows
+    every = compute_number_metrics([row["value"] for row in rows], [float(row["answer"]) for row in rows])
+    return {name: every[name] for name in ("count", "exact_match", "within_1pct", "mse", "invalid_rate")}, rows
 
 
 def main() -> None:
@@ -104,8 +96,13 @@ def main() -> None:
     scoring.add_argument("--given_digits", type=int, default=0, help="the true answer's first digits handed over")
     args = parser.parse_args()
     if args.command == "data":
-        task = load_task(args.task, train_size=args.train_size, eval_size=args.eval_size, seed=args.seed,
-                         options=parse_task_options(args.task_options))  # what make-data and train generate
+        task = load_task(
+            args.task,
+            train_size=args.train_size,
+            eval_size=args.eval_size,
+            seed=args.seed,
+            options=parse_task_options(args.task_options),
+        )  # what make-data and train generate
         save_task(answers_units_first(task), args.task, args.output)
         return
     final = Path(args.run) / "final"
