@@ -96,13 +96,8 @@ def main() -> None:
     scoring.add_argument("--given_digits", type=int, default=0, help="the true answer's first digits handed over")
     args = parser.parse_args()
     if args.command == "data":
-        task = load_task(
-            args.task,
-            train_size=args.train_size,
-            eval_size=args.eval_size,
-            seed=args.seed,
-            options=parse_task_options(args.task_options),
-        )  # what make-data and train generate
+        task = load_task(args.task, train_size=args.train_size, eval_size=args.eval_size, seed=args.seed,
+                         options=parse_task_options(args.task_options))  # fmt: skip  # as make-data and train draw it
         save_task(answers_units_first(task), args.task, args.output)
         return
     final = Path(args.run) / "final"
