@@ -4,8 +4,8 @@ relative error.
 A product written left to right is an estimate refined digit by digit; "within 1%" needs its first two digits, and
 mostly the third. This counts, over the answers of a run, those exact, those whose first wrong digit is the leading
 one, the second, the third or later, those of another length, and those missing; the quantiles of
-``|predicted - true| / |true|`` over the answered ones; and the share within 1% by the true product's length (a
-set-up can lose the short products, whose factors are small, and not the long ones).
+``|predicted - true| / |true|`` over the answered ones; and the share within 1% by the true product's length (do
+two set-ups part on the short products, whose factors are small, or on the long ones?).
 
     python benchmarks/product_errors.py runs/reproduce/pretrained/mult3-digits-bos-lora-ntl
 
