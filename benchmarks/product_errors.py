@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 from run_answers import read_answers
 
-from hf_numbers.evaluation.number_metrics import within_relative
+from hf_numbers.evaluation.number_metrics import parse_predictions, parse_references, within_relative
 
 KINDS = ("exact", "leading digit", "second digit", "third digit or later", "length", "no number")
 QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
@@ -62,8 +62,8 @@ def within_by_length(trues: list[float], predictions: list[float | None]) -> dic
         >>> within_by_length([56088.0, 56088.0, 123456.0], [56100.0, None, 200000.0])
         {5: (2, 0.5), 6: (1, 0.0)}
     """
-    values = np.array([np.nan if p is None else p for p in predictions], dtype=float)
-    within = within_relative(values, np.array(trues, dtype=float))
+    values, _ = parse_predictions(predictions)
+    within = within_relative(values, parse_references(trues))
     lengths = np.array([len(str(abs(int(t)))) for t in trues])
     return {int(n): (int((lengths == n).sum()), float(within[lengths == n].mean())) for n in np.unique(lengths)}
 
