@@ -233,6 +233,18 @@ SETUPS = {
                                                   "value-aware digits (FoNE + place + the given numbers' mantissas), "
                                                   "BOS first, LoRA + NTL + digit lookahead (2, weighted by confidence, "
                                                   "from each number's second digit)"),
+    # products: the default keeps them where the digit tokens with its lookahead lose them (36.8% / 31.2%, seed 0):
+    # which value part does it, the place of each digit (Abacus') or the number read so far (FoNE's)?
+    "digits-place-bos-lora-ntl-look2-conf-second": (("--number_encoding", "digits", "--digits_features", "place",
+                                                     *BOS, *LORA, *NTL, *LOOKAHEAD_CONFIDENT_FROM_SECOND),
+                                                    "value-aware digits, place part only, BOS first, LoRA + NTL + "
+                                                    "digit lookahead (2, weighted by confidence, from each number's "
+                                                    "second digit)"),
+    "digits-fone-bos-lora-ntl-look2-conf-second": (("--number_encoding", "digits", "--digits_features", "fone",
+                                                    *BOS, *LORA, *NTL, *LOOKAHEAD_CONFIDENT_FROM_SECOND),
+                                                   "value-aware digits, FoNE part only, BOS first, LoRA + NTL + "
+                                                   "digit lookahead (2, weighted by confidence, from each number's "
+                                                   "second digit)"),
     "digits-bos-lora-ntlnum": (("--number_encoding", "digits", *BOS, *LORA, *NTL_AND_NUMBER_LEVEL),
                                "value-aware digits (FoNE + place), BOS first, LoRA + NTL per digit and per number"),
     "digits-randstart-lora-ntl": (("--number_encoding", "digits", "--digits_zero_start", "false", *LORA, *NTL),
