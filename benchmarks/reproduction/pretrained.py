@@ -267,7 +267,8 @@ SEEDED = ("text-lora-ntl", "digits-lora-ntl", "xval-align-lora", "xval-lora", "d
           "digits-bos-lora-ntl-look2-conf-tok", "digits-bos-lora-ntl-look2-conf-given",
           "digits-bos-lora-ntl-look2-conf-second", "text-bos-lora-ntl-look2-conf-second",
           "digits-bos-lora-ntl-look4-conf-second", "digits-bos-lora-ntl-look2-conf-second-w2",
-          "digits-below-bos-lora-ntl-look2-conf-second", "digits-below-slow-bos-lora-ntl-look2-conf-second")
+          "digits-below-bos-lora-ntl-look2-conf-second", "digits-below-slow-bos-lora-ntl-look2-conf-second",
+          "digits-place-bos-lora-ntl-look2-conf-second")
 """The set-ups with a second training seed."""
 THIRD_SEEDED = ("text-bos-lora-ntl", "digits-bos-lora-ntl", "digits-bos-lora-ntl-look2-conf-second")
 """A third seed: the set-ups whose products were within the two seeds' spread of each other (the default's choice of
