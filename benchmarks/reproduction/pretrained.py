@@ -270,9 +270,11 @@ SEEDED = ("text-lora-ntl", "digits-lora-ntl", "xval-align-lora", "xval-lora", "d
           "digits-below-bos-lora-ntl-look2-conf-second", "digits-below-slow-bos-lora-ntl-look2-conf-second",
           "digits-place-bos-lora-ntl-look2-conf-second")
 """The set-ups with a second training seed."""
-THIRD_SEEDED = ("text-bos-lora-ntl", "digits-bos-lora-ntl", "digits-bos-lora-ntl-look2-conf-second")
+THIRD_SEEDED = ("text-bos-lora-ntl", "digits-bos-lora-ntl", "digits-bos-lora-ntl-look2-conf-second",
+                "digits-place-bos-lora-ntl-look2-conf-second")
 """A third seed: the set-ups whose products were within the two seeds' spread of each other (the default's choice of
-session 20), and the closest to the bar on sums (session 24)."""
+session 20), the closest to the bar on sums (session 24), and the place part alone, level with the digit tokens on
+products over two seeds (session 31)."""
 EXTRA_SEEDS = {2: SEEDED, 3: THIRD_SEEDED}
 """Further training seeds (same data: ``--data_seed 1``) and the set-ups that get them: rows
 ``<task>-<setup>-seed<N>``."""
