@@ -13,7 +13,8 @@ another's (the planets' step-size rows: the target only chooses the number asked
 ``hf-numbers evaluate`` on that row's model instead, after it and again whenever it trains again.
 A row's metrics, command, wall time and machine are kept in
 ``benchmarks/results/reproduce/<suite>/<row>.json``. A row whose JSON
-exists is not run again (``--force`` re-runs it), so an interrupted suite resumes where it stopped.
+exists is not run again (``--force`` re-runs it), so an interrupted suite resumes where it stopped; with
+``--resume`` a row's training resumes too, from its last checkpoint (``reproduction/tries.py``).
 The tables (with the papers' numbers beside ours) go to ``benchmarks/results/reproduction_<suite>.md``
 and the plots next to them; the model card of each row's model to ``model_cards/<suite>-<row>.md``
 (``hf-numbers card``, the code of the run's ``final/README.md``; see ``model_cards/README.md``).
@@ -71,6 +72,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("suite", choices=sorted(SUITES))
     parser.add_argument("--only", nargs="*", default=None, help="Run only these rows (names as in the results).")
     parser.add_argument("--force", action="store_true", help="Re-run rows that already have a result.")
+    parser.add_argument(
+        "--resume", action="store_true",
+        help="Rows checkpoint as they train, and a row stopped partway goes on from its last checkpoint (its record "
+        "sums the tries' CPU time).",
+    )  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="Tiny runs, to check the script end to end.")
     parser.add_argument("--report_only", action="store_true", help="Rebuild the tables from the saved results.")
     parser.add_argument("--jobs", type=int, default=1, help="Rows trained at the same time.")
@@ -97,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     todo += [row for row in rows if row.model_of in trained and row.name not in trained]  # its model changes
 
     def run_and_save(row: Row) -> None:
-        record = run_row(row, args.suite, args.quick, threads)
+        record = run_row(row, args.suite, args.quick, threads, args.resume)
         (store / f"{row.name}.json").write_text(json.dumps(record, indent=1) + "\n")
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # each row is its own process

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from hf_numbers.data import TASKS, parse_task_options
 BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))  # as when the script runs: `python benchmarks/reproduce.py`
 import reproduce  # noqa: E402
-from reproduction import common  # noqa: E402
+from reproduction import common, tries  # noqa: E402
 from reproduction.common import QUICK, RESULTS, ROOT, Row  # noqa: E402
 
 
@@ -47,9 +48,10 @@ def test_every_row_parses_with_the_train_cli(suite: str, tmp_path: Path) -> None
         if row.model_of is not None:  # hf-numbers evaluate of another row's model, on that row's task
             _check_evaluates_the_model_it_names(row, by_name)
             continue
-        for extra in ([], QUICK):
-            argv = [*row.argv, *extra, "--output_dir", str(tmp_path / row.name), "--disable_tqdm", "true"]
+        for extra, resumed in (([], ()), (QUICK, ()), ([], (*tries.CHECKPOINTING, *tries.GO_ON))):
+            argv = [*row.argv, *extra, "--output_dir", str(tmp_path / row.name), "--disable_tqdm", "true", *resumed]
             args = parse_train_args(argv)
+            assert not resumed or args.save_steps == tries.EVERY, row.name  # run_row's flags come last
             flags = dict(zip(row.argv, row.argv[1:]))
             assert args.task == flags["--task"] and args.number_encoding == flags["--number_encoding"], row.name
             options = set(args.task_generator_options())
@@ -245,7 +247,7 @@ def test_a_row_evaluating_another_rows_model_runs_after_it_and_again_with_it(
 
     ran: list[str] = []
 
-    def fake_run_row(row: Row, suite: str, quick: bool, threads: int) -> dict[str, Any]:
+    def fake_run_row(row: Row, suite: str, quick: bool, threads: int, resume: bool) -> dict[str, Any]:
         ran.append(row.name)
         return {"machine": "m", "wall_s": 1.0}
 
@@ -280,7 +282,7 @@ def test_an_evaluating_row_records_the_evaluation_of_the_trained_model(
     stale.write_text("old")
     commands = []
 
-    def fake_run(command: list[str], env: dict[str, str]) -> tuple[int, str, float]:
+    def fake_run(command: list[str], env: dict[str, str], progress: Any = None) -> tuple[int, str, float]:
         commands.append(command)
         out = Path(command[command.index("--output_dir") + 1])
         out.mkdir(parents=True)
@@ -324,3 +326,76 @@ def test_a_pretrained_rows_record_keeps_its_test_answers_and_how_its_problems_we
         "trainable_parameters": 7, "answers": {"test": answers},
         "data": {"task": "multiplication", "task_options": None, "data_seed": 1, "train_size": 8, "eval_size": 2},
     }  # fmt: skip
+
+
+def test_a_resumed_row_goes_on_from_its_last_checkpoint_and_its_record_sums_the_tries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--resume``: a try killed after a checkpoint keeps its polled cost; the next goes on from the checkpoint."""
+    monkeypatch.setattr(common, "ROOT", tmp_path)
+    monkeypatch.setattr(common, "commit", lambda: "abc1234")
+    row = Row("r", ("--task", "lookup"), {"task": "t"})
+    out = common.row_folder("suite", "r", quick=True)
+    commands: list[list[str]] = []
+
+    def killed(command: list[str], env: dict[str, str], progress: Any = None) -> tuple[int, str, float]:
+        commands.append(command)
+        (out / "checkpoint-25").mkdir(parents=True)
+        (out / "checkpoint-25" / "trainer_state.json").write_text("{}")
+        progress(40.0, 50.0)
+        raise KeyboardInterrupt  # the session ends: nothing after this line of run_row runs
+
+    def finished(command: list[str], env: dict[str, str], progress: Any = None) -> tuple[int, str, float]:
+        commands.append(command)
+        assert (out / "checkpoint-25").is_dir()  # the first try's checkpoint was kept
+        (out / "summary.json").write_text(json.dumps({"metrics": {"test": {"mse": 1.0}}, "steps": 40}))
+        (out / "training_args.json").write_text(json.dumps({"train_size": 8}))
+        return 0, "", 30.0
+
+    monkeypatch.setattr(common, "_run_measured", killed)
+    with pytest.raises(KeyboardInterrupt):
+        common.run_row(row, "suite", quick=True, threads=1, resume=True)
+    assert commands[0][-4:] == list(tries.CHECKPOINTING)
+    monkeypatch.setattr(common, "_run_measured", finished)
+    record = common.run_row(row, "suite", quick=True, threads=1, resume=True)
+    assert commands[1][-2:] == list(tries.GO_ON)
+    assert record["cpu_s"] == 70.0 and record["resumed_at_steps"] == [25] and record["commit"] == "abc1234"
+    assert record["command"] == "hf-numbers train --task lookup --output_dir runs/reproduce/suite/r"  # as if unstopped
+    assert not tries.ledger_path(out).exists()  # finished: a later --resume starts the row anew
+
+
+def test_a_stopped_try_is_refused_at_another_commit_and_dropped_without_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(common, "ROOT", tmp_path)
+    out = common.row_folder("suite", "r", quick=True)
+    (out / "checkpoint-25").mkdir(parents=True)
+    (out / "checkpoint-25" / "trainer_state.json").write_text("{}")
+    tries.Ledger(tries.ledger_path(out)).start("abc1234", 0)
+    monkeypatch.setattr(common, "commit", lambda: "def5678")
+    row = Row("r", ("--task", "lookup"), {"task": "t"})
+    with pytest.raises(RuntimeError, match=r"suite/r holds a stopped try of commit abc1234; this checkout is def5678"):
+        common.run_row(row, "suite", quick=True, threads=1, resume=True)
+    assert (out / "checkpoint-25").is_dir()  # nothing was lost by the refusal
+    monkeypatch.setattr(common, "_run_measured", lambda command, env, progress=None: (1, "stopped", 2.0))
+    record = common.run_row(row, "suite", quick=True, threads=1)  # without --resume: the row starts over
+    assert "--resume_from_checkpoint" not in record["command"] and record["cpu_s"] == 2.0
+    assert not out.exists() and not tries.ledger_path(out).exists()
+
+
+def test_a_running_processes_cpu_time_is_read_while_it_runs() -> None:
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("no /proc on this system: a try's cost is known when it ends")
+    busy = sum(i * i for i in range(2_000_000))  # some CPU time of this process
+    assert busy and 0 < tries.process_cpu(os.getpid()) < 1e6
+
+
+def test_a_rows_cost_is_polled_while_it_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("no /proc on this system: a try's cost is known when it ends")
+    monkeypatch.setattr(common, "POLL_S", 0.05)
+    seen: list[tuple[float, float]] = []
+    busy = [sys.executable, "-c", "import time; end = time.process_time() + 0.5\nwhile time.process_time() < end: pass"]
+    returncode, _, cpu = common._run_measured(busy, dict(os.environ), lambda c, w: seen.append((c, w)))
+    assert returncode == 0 and cpu >= 0.5 and seen
+    assert all(c <= cpu + 0.01 for c, _ in seen) and seen[-1][1] > seen[0][1]  # readings grow toward the total

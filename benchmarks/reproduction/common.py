@@ -23,6 +23,8 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from .tries import ledger_path, open_try, process_cpu
+
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 CARDS = ROOT / "model_cards"
@@ -174,15 +176,30 @@ def commit() -> str:
     return head.stdout.strip() + ("+changes" if changed.stdout.strip() else "")
 
 
-def _run_measured(command: list[str], env: dict[str, str]) -> tuple[int, str, float]:
+POLL_S = 15.0
+"""Seconds between two readings of a running row's cost (``--resume``: a killed try keeps its last)."""
+
+
+def _run_measured(
+    command: list[str], env: dict[str, str], progress: Callable[[float, float], None] | None = None
+) -> tuple[int, str, float]:
     """Run ``command`` in the repository root; its exit code, its stderr and the CPU seconds it used.
 
     The CPU time (user + system, of this one process and what it waited for) is the cost of a row on a
-    machine shared with other jobs, where the wall time also counts the waiting for a core.
+    machine shared with other jobs, where the wall time also counts the waiting for a core. ``progress``
+    is told the CPU and wall seconds so far every :data:`POLL_S` seconds while it runs.
     """
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         process = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=err, text=True, env=env)
-        _, status, usage = os.wait4(process.pid, 0)
+        start = time.perf_counter()
+        while True:
+            pid, status, usage = os.wait4(process.pid, 0 if progress is None else os.WNOHANG)
+            if pid:
+                break
+            cpu = process_cpu(process.pid)
+            if cpu is not None and progress is not None:
+                progress(cpu, time.perf_counter() - start)
+            time.sleep(POLL_S)
         process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, so Popen does not wait again
         err.seek(0)
         return process.returncode, err.read(), usage.ru_utime + usage.ru_stime
@@ -193,15 +210,21 @@ def row_folder(suite: str, name: str, quick: bool = False) -> Path:
     return ROOT / "runs" / ("reproduce-quick" if quick else "reproduce") / suite / name
 
 
-def run_row(row: Row, suite: str, quick: bool, threads: int) -> dict[str, Any]:
+def run_row(row: Row, suite: str, quick: bool, threads: int, resume: bool = False) -> dict[str, Any]:
     """Train one row through the CLI on ``threads`` threads (or, for a ``model_of`` row, evaluate that
-    row's model); return its record (metrics, command, wall time...)."""
+    row's model); return its record (metrics, command, wall time...). ``resume``: a training row checkpoints,
+    and a row stopped partway goes on from its last checkpoint (:mod:`.tries`)."""
     out = row_folder(suite, row.name, quick)
-    if out.exists():
-        shutil.rmtree(out)
+    start_commit = commit()  # the code the row runs (main may move meanwhile)
+    ledger, checkpointing = open_try(out, start_commit) if resume and row.model_of is None else (None, [])
+    if ledger is None:
+        ledger_path(out).unlink(missing_ok=True)
+        if out.exists():
+            shutil.rmtree(out)
     shown = f"runs/reproduce/{suite}/{row.name}"
     if row.model_of is None:
         verb, argv = "train", [*row.argv, *(QUICK if quick else []), "--output_dir", str(out), "--disable_tqdm", "true"]
+        argv += checkpointing
         recorded = [*row.argv, "--output_dir", shown]
     else:
         checkpoint = row_folder(suite, row.model_of, quick) / "final"
@@ -209,18 +232,20 @@ def run_row(row: Row, suite: str, quick: bool, threads: int) -> dict[str, Any]:
         recorded = ["--checkpoint", f"runs/reproduce/{suite}/{row.model_of}/final", *row.argv, "--output_dir", shown]
     command = [sys.executable, "-m", "hf_numbers.cli", verb, *argv]
     print(f"[{suite}] {row.name}: hf-numbers {verb} {shlex.join(argv)}", flush=True)
-    start, start_commit = time.perf_counter(), commit()  # the code the row runs (main may move meanwhile)
+    start = time.perf_counter()
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
     if row.model_of is None or checkpoint.is_dir():
-        returncode, stderr, cpu = _run_measured(command, env)
+        returncode, stderr, cpu = _run_measured(command, env, None if ledger is None else ledger.progress)
     else:
         returncode, stderr, cpu = 1, f"no model to evaluate: run row {row.model_of} first ({checkpoint} is missing)", 0
-    wall = time.perf_counter() - start
+    cost = {"wall_s": round(time.perf_counter() - start, 1), "cpu_s": round(cpu, 1)}
+    if ledger is not None:
+        ledger.progress(cpu, cost["wall_s"])
+        cost = ledger.totals()
     record: dict[str, Any] = {
         "name": row.name,
         "command": f"hf-numbers {verb} " + shlex.join(recorded),
-        "wall_s": round(wall, 1),
-        "cpu_s": round(cpu, 1),
+        **cost,
         "machine": machine(),
         "commit": start_commit,
         "threads": threads,
@@ -246,5 +271,7 @@ def run_row(row: Row, suite: str, quick: bool, threads: int) -> dict[str, Any]:
         subprocess.run([sys.executable, "-m", "hf_numbers.cli", *command], env=env, check=True, capture_output=True)
     elif not quick:
         card.unlink(missing_ok=True)  # the model is row model_of's, and so is its card
-    print(f"  {_minutes(wall)}: test {record['metrics']['test']}", flush=True)
+    if ledger is not None:
+        ledger.path.unlink()  # finished: a later --resume trains the row anew
+    print(f"  {_minutes(record['wall_s'])}: test {record['metrics']['test']}", flush=True)
     return record
