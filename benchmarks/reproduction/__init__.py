@@ -1,6 +1,7 @@
 """The suites of ``benchmarks/reproduce.py``: one module per paper's tables, and what they share.
 
 - :mod:`.common`: the row type, running a row through ``hf-numbers train``, and the table cells;
+- :mod:`.tries`: a row stopped partway going on from its last checkpoint (``--resume``);
 - :mod:`.fone`, :mod:`.arithmetic`, :mod:`.scientific`, :mod:`.frozen_bert`, :mod:`.bittokens`: each suite's rows (the
   ``hf-numbers train`` arguments of every cell), its constants and the papers' numbers, its report
   (markdown) and plots.
