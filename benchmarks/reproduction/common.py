@@ -191,15 +191,16 @@ def _run_measured(
     """
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         process = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=err, text=True, env=env)
-        start = time.perf_counter()
+        start = told = time.perf_counter()
         while True:
             pid, status, usage = os.wait4(process.pid, 0 if progress is None else os.WNOHANG)
             if pid:
                 break
-            cpu = process_cpu(process.pid)
+            cpu = process_cpu(process.pid) if time.perf_counter() - told >= POLL_S else None
             if cpu is not None and progress is not None:
-                progress(cpu, time.perf_counter() - start)
-            time.sleep(POLL_S)
+                told = time.perf_counter()
+                progress(cpu, told - start)
+            time.sleep(0.1)  # a finished row is seen within 0.1 s
         process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, so Popen does not wait again
         err.seek(0)
         return process.returncode, err.read(), usage.ru_utime + usage.ru_stime
