@@ -53,6 +53,7 @@ TRAIN_OPTION_GROUPS: dict[str, tuple[str, ...]] = {
                                     "number_output", "number_token_loss",
                                     "number_token_loss_weight", "digit_lookahead",
                                     "digit_lookahead_weight", "digit_lookahead_confidence",
+                                    "digit_lookahead_confidence_power",
                                     "digit_lookahead_mean", "digit_lookahead_layer",
                                     "digit_lookahead_conditioned", "digit_lookahead_leading",
                                     "digit_lookahead_schedule"),  # fmt: skip

@@ -60,10 +60,11 @@ def reference_loss(module: DigitLookahead, hidden: torch.Tensor, targets: torch.
                    read: torch.Tensor | None = None) -> torch.Tensor:
     """The loss written out position by position: head k scores targets[t + k] where targets[t .. t + k] are
     digits (with ``confidence``, times the token head's probability of targets[t + k] at position t + k, among the
-    ten digits, a weight without gradient; with ``conditioned``, the head's output scaled and shifted by the digits
-    between; without ``leading``, only where targets[t - 1] is a digit too); with ``per_token``, every place summed
-    and divided by the scored tokens instead of each head's mean, averaged. The heads read ``read`` where given (a
-    middle layer's states), the confidence is the token head's own, from ``hidden``."""
+    ten digits, to the module's power, a weight without gradient; with ``conditioned``, the head's output scaled and
+    shifted by the digits between; without ``leading``, only where targets[t - 1] is a digit too); with
+    ``per_token``, every place summed and divided by the scored tokens instead of each head's mean, averaged. The
+    heads read ``read`` where given (a middle layer's states), the confidence is the token head's own, from
+    ``hidden``."""
     read = hidden if read is None else read
     digits = module.digit_ids.tolist()
     per_head, tokens = [], int((targets != -100).sum())
@@ -82,7 +83,8 @@ def reference_loss(module: DigitLookahead, hidden: torch.Tensor, targets: torch.
                         state = state * (1 + scale) + shift
                     logits = state @ rows[digits].T
                     own = torch.softmax(hidden[b, t + k] @ rows[digits].T, -1)[target].detach()
-                    losses.append(-torch.log_softmax(logits, -1)[target] * (own if module.confidence else 1))
+                    losses.append(-torch.log_softmax(logits, -1)[target] * (own**module.power if module.confidence
+                                                                            else 1))
         if module.per_token:
             per_head.append(torch.stack(losses).sum() / tokens if losses else torch.tensor(0.0))
         else:
@@ -93,13 +95,15 @@ def reference_loss(module: DigitLookahead, hidden: torch.Tensor, targets: torch.
 @pytest.mark.parametrize("leading", [True, False], ids=["from-the-first", "from-the-second"])
 @pytest.mark.parametrize("conditioned", [False, True], ids=["alone", "given"])
 @pytest.mark.parametrize("mean", ["places", "tokens"])
-@pytest.mark.parametrize("confidence", [False, True], ids=["plain", "confidence"])
+@pytest.mark.parametrize("confidence,power", [(False, 1.0), (True, 1.0), (True, 4.0)],
+                         ids=["plain", "confidence", "confidence-to-the-4th"])
 def test_the_loss_scores_each_digit_ahead_within_one_number_only(
-    confidence: bool, mean: str, conditioned: bool, leading: bool
+    confidence: bool, power: float, mean: str, conditioned: bool, leading: bool
 ) -> None:
     torch.manual_seed(0)
     module = DigitLookahead(tiny_config("llama", "text", digit_lookahead=3, digit_lookahead_ids=DIGIT_IDS,
                                         digit_lookahead_confidence=confidence, digit_lookahead_mean=mean,
+                                        digit_lookahead_confidence_power=power,
                                         digit_lookahead_conditioned=conditioned,
                                         digit_lookahead_leading=leading))  # fmt: skip
     module.heads.data.normal_()
@@ -262,6 +266,10 @@ def test_under_the_trainer_the_linear_decay_sets_one_minus_the_finished_fraction
         ("llama", "text", {**LOOKAHEAD, "digit_lookahead_weight": float("nan")}, "a finite number >= 0"),
         ("llama", "text", {**LOOKAHEAD, "digit_lookahead_confidence": "yes"}, "must be true or false, got 'yes'"),
         ("llama", "text", {**LOOKAHEAD, "digit_lookahead_mean": "digits"}, "one of places, tokens, got 'digits'"),
+        ("llama", "text", {**LOOKAHEAD, "digit_lookahead_confidence": True, "digit_lookahead_confidence_power": 0},
+         "digit_lookahead_confidence_power must be a finite number > 0, got 0"),
+        ("llama", "text", {**LOOKAHEAD, "digit_lookahead_confidence_power": 4.0},
+         "confidence weights to a power; set digit_lookahead_confidence too"),
         ("bert", "text", LOOKAHEAD, "this is a masked LM"),
         ("llama", "text", {**LOOKAHEAD, "digit_lookahead_layer": 2}, "a layer in [1, 1] (the text model has 2)"),
         ("llama", "text", {**LOOKAHEAD, "digit_lookahead_layer": 0}, "a layer in [1, 1]"),
@@ -272,7 +280,8 @@ def test_under_the_trainer_the_linear_decay_sets_one_minus_the_finished_fraction
         ("llama", "text", {**LOOKAHEAD, "digit_lookahead_leading": 0}, "must be true or false, got 0"),
         ("llama", "text", {"digit_lookahead_leading": False}, "a number's first digit; set digit_lookahead too"),
     ],
-    ids=["num-token", "nine-ids", "no-ids", "too-far", "nan-weight", "confidence-not-bool", "unknown-mean", "masked",
+    ids=["num-token", "nine-ids", "no-ids", "too-far", "nan-weight", "confidence-not-bool", "unknown-mean",
+         "power-zero", "power-without-confidence", "masked",
          "layer-the-last", "layer-the-embeddings", "layer-bool", "layer-without-heads", "given-not-bool",
          "given-without-heads", "leading-not-bool", "leading-without-heads"],
 )
@@ -379,15 +388,18 @@ def test_hf_numbers_train_passes_the_weighting_the_mean_the_layer_and_the_digits
     main(["train", "--task", "fone_arithmetic", "--train_size", "16", "--eval_size", "4", "--max_steps", "1",
           "--per_device_train_batch_size", "8", "--disable_tqdm", "true", "--use_cpu", "true",
           "--pretrained", str(pretrained), "--number_encoding", "digits", "--lora_r", "4", "--digit_lookahead", "2",
-          "--digit_lookahead_confidence", "true", "--digit_lookahead_mean", "tokens", "--digit_lookahead_layer", "1",
+          "--digit_lookahead_confidence", "true", "--digit_lookahead_confidence_power", "4",
+          "--digit_lookahead_mean", "tokens", "--digit_lookahead_layer", "1",
           "--digit_lookahead_conditioned", "true", "--digit_lookahead_leading", "false",
           "--output_dir", str(run)])  # fmt: skip
     config = AutoConfig.from_pretrained(run / "final")
     assert config.digit_lookahead_confidence is True and config.digit_lookahead_mean == "tokens"
+    assert config.digit_lookahead_confidence_power == 4
     assert config.digit_lookahead_layer == 1 and config.digit_lookahead_conditioned is True
     assert config.digit_lookahead_leading is False
     card = (run / "final" / "README.md").read_text()
-    assert ("each digit weighted by the model's own confidence, each place weighing one token, read from layer 1, "
+    assert ("each digit weighted by the model's own confidence to the power 4.0, each place weighing one token, read "
+            "from layer 1, "
             "given the digits between, not asked at a number's first digit") in card
 
 
@@ -403,6 +415,14 @@ def test_hf_numbers_train_passes_the_weighting_the_mean_the_layer_and_the_digits
          "digit_lookahead_schedule linear moves the weight of the digit lookahead; set --digit_lookahead too"),
         (["--number_encoding", "text", "--digit_lookahead", "0", "--digit_lookahead_confidence", "true"],
          "digit_lookahead_confidence weights the digits the digit lookahead asks for; set --digit_lookahead too"),
+        (["--number_encoding", "text", "--digit_lookahead_confidence_power", "4"],
+         "digit_lookahead_confidence_power 4.0 raises the digit lookahead's confidence weights to a power; set "
+         "--digit_lookahead_confidence true too"),
+        (["--number_encoding", "text", "--digit_lookahead_confidence", "true", "--digit_lookahead_confidence_power",
+          "-1"], "digit_lookahead_confidence_power must be a finite number > 0, got -1.0"),
+        (["--number_encoding", "text", "--digit_lookahead", "0", "--digit_lookahead_confidence_power", "4"],
+         "digit_lookahead_confidence_power 4.0 sharpens the digit lookahead's confidence weights; set "
+         "--digit_lookahead too"),
         (["--number_encoding", "text", "--digit_lookahead_mean", "digits"],
          "digit_lookahead_mean='digits' is unknown; allowed: places, tokens"),
         (["--number_encoding", "text", "--digit_lookahead", "0", "--digit_lookahead_mean", "tokens"],
@@ -416,6 +436,7 @@ def test_hf_numbers_train_passes_the_weighting_the_mean_the_layer_and_the_digits
          "too"),
     ],
     ids=["num-token", "masked", "too-far", "unknown-schedule", "schedule-without-heads", "confidence-without-heads",
+         "power-without-confidence", "power-not-positive", "power-without-heads",
          "unknown-mean", "mean-without-heads", "layer-without-heads", "given-without-heads", "leading-without-heads"],
 )
 def test_hf_numbers_train_refuses_what_the_lookahead_cannot_serve(

@@ -47,6 +47,7 @@ class DigitLookahead(nn.Module):
         self.heads = nn.Parameter(torch.zeros(config.digit_lookahead, width, width))  # no draw from the RNG
         self.ids = list(config.digit_lookahead_ids)
         self.confidence = bool(getattr(config, "digit_lookahead_confidence", False))
+        self.power = float(getattr(config, "digit_lookahead_confidence_power", 1.0))
         self.per_token = getattr(config, "digit_lookahead_mean", "places") == "tokens"
         self.conditioned = bool(getattr(config, "digit_lookahead_conditioned", False))
         self.leading = bool(getattr(config, "digit_lookahead_leading", True))
@@ -74,7 +75,7 @@ class DigitLookahead(nn.Module):
         with ``digit_lookahead_mean="tokens"`` their sum over heads and places divided by the count of scored tokens
         (``configuration_number.LOOKAHEAD_MEANS``), times :attr:`weight_scale`; with ``digit_lookahead_confidence``
         each place's cross-entropy is weighted by the token head's own probability of that digit where it is the
-        next token (among the ten, detached).
+        next token (among the ten, detached), raised to ``digit_lookahead_confidence_power``.
 
         ``targets[:, t]`` is the token position ``t`` is scored on (a causal LM's labels shifted by one, -100
         ignored); head ``k`` scores ``targets[:, t + k]`` where ``targets[:, t .. t + k]`` are all digits.
@@ -97,6 +98,7 @@ class DigitLookahead(nn.Module):
         if self.confidence:  # position t's probability of targets[:, t], the digit it writes next
             with torch.no_grad():
                 own = (hidden @ digit_rows.T).softmax(-1).gather(-1, digit.unsqueeze(-1)).squeeze(-1)
+                own = own if self.power == 1 else own**self.power
         if read_states is not None:
             hidden = read_states.float()
         for k in range(1, self.heads.shape[0] + 1):

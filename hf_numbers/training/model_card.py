@@ -192,8 +192,11 @@ def _how(arguments: Mapping[str, Any]) -> str:
                      f"{arguments.get('number_token_loss_weight')})")
     if arguments.get("digit_lookahead"):
         annealed = " falling linearly to 0" if arguments.get("digit_lookahead_schedule") == "linear" else ""
-        confident = ", each digit weighted by the model's own confidence" if arguments.get(
-            "digit_lookahead_confidence") else ""
+        power = arguments.get("digit_lookahead_confidence_power", 1)
+        confident = ""
+        if arguments.get("digit_lookahead_confidence"):
+            sharpened = f" to the power {power}" if power != 1 else ""
+            confident = f", each digit weighted by the model's own confidence{sharpened}"
         per_token = ", each place weighing one token" if arguments.get("digit_lookahead_mean") == "tokens" else ""
         layer = arguments.get("digit_lookahead_layer")
         read = f", read from layer {layer}" if layer is not None else ""
