@@ -447,3 +447,44 @@ def test_hf_numbers_train_refuses_what_the_lookahead_cannot_serve(
     with pytest.raises(SystemExit) as exit_info:
         parse_train_args(["--digit_lookahead", "2", *flags, "--output_dir", str(tmp_path / "run")])
     assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_lookahead_weights_measures_the_weights_the_loss_uses(
+    pretrained: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """benchmarks/lookahead_weights.py on a run: with the heads at zero every place's cross-entropy is ln 10, so the
+    lookahead's loss is ln 10 times the mean over heads of the mean weight, at the power the run trained with."""
+    import sys
+
+    from hf_numbers.cli import main as hf_numbers
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))  # as when the script runs
+    from lookahead_weights import main, place_weights
+
+    from hf_numbers.training.pipeline import load_trained
+
+    run = tmp_path / "run"
+    hf_numbers(["train", "--task", "fone_arithmetic", "--train_size", "16", "--eval_size", "8", "--max_steps", "1",
+                "--per_device_train_batch_size", "8", "--disable_tqdm", "true", "--use_cpu", "true",
+                "--pretrained", str(pretrained), "--number_encoding", "text", "--lora_r", "4", "--digit_lookahead", "2",
+                "--digit_lookahead_confidence", "true", "--digit_lookahead_confidence_power", "4",
+                "--output_dir", str(run)])  # fmt: skip
+    capsys.readouterr()  # the training's log
+    main([str(run), "--examples", "6", "--batch_size", "4"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "run, validation, 6 examples (power trained with: 4.0)"
+    assert [line.split(":")[0] for line in out[1:]] == ["head 1", "head 2"] and "mean weight at power 1:" in out[1]
+    model, _ = load_trained(run / "final")
+    model.digit_lookahead.heads.data.zero_()
+    digits = model.config.digit_lookahead_ids
+    other = next(i for i in range(model.config.vocab_size) if i not in digits)
+    ids = torch.tensor([[other, *digits[3:9], other, *digits[:4]], [*digits[1:7], other, other, *digits[5:9]]])
+    batch = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "labels": ids}
+    weights = place_weights(model, batch)
+    assert [w.numel() for w in weights] == [5 + 3 + 4 + 3, 4 + 2 + 3 + 2]  # head k: a run of n targets asks n - k
+    with torch.no_grad():
+        loss = model(**batch).loss.item()
+        model.digit_lookahead = None
+        without = model(**batch).loss.item()
+    expected = math.log(10) * torch.stack([(w**4).mean() for w in weights]).mean().item()
+    assert loss - without == pytest.approx(expected, abs=2e-6)  # float32 losses near 10: their ulp is 1e-6

@@ -78,20 +78,17 @@ class DigitLookahead(nn.Module):
         next token (among the ten, detached), raised to ``digit_lookahead_confidence_power``.
 
         ``targets[:, t]`` is the token position ``t`` is scored on (a causal LM's labels shifted by one, -100
-        ignored); head ``k`` scores ``targets[:, t + k]`` where ``targets[:, t .. t + k]`` are all digits.
+        ignored); head ``k`` scores ``targets[:, t + k]`` at the positions :meth:`asked` gives.
         ``token_head`` is the token head's weight ``(V, H)``. ``read_states``: what the heads read where it is not
         ``hidden_states`` (a middle layer's, ``digit_lookahead_layer``); the confidence is always the token head's
         own, from ``hidden_states``. With ``digit_lookahead_conditioned`` head ``k``'s output at ``t`` is scaled by
         ``1 + sum_j given_scale[k - 1, j, d(t + j)]`` and shifted by ``sum_j given_shift[k - 1, j, d(t + j)]``, where
         ``d(t + j)`` is the digit ``targets[:, t + j]`` (``j < k``: the digits between, as the labels give them).
-        Without ``digit_lookahead_leading`` position ``t`` is scored only where ``targets[:, t - 1]`` is a digit too
-        (``targets[:, t]`` is not a number's first digit). Fixed shapes and no host sync (a compiled step).
+        Fixed shapes and no host sync (a compiled step).
         """
         digit_rows = token_head[self.digit_ids].float()
         hidden = hidden_states.float()
-        matches = targets.unsqueeze(-1) == self.digit_ids  # (B, L, 10): which digit each target is, if any
-        is_digit, digit = matches.any(-1), matches.float().argmax(-1)
-        follows_digit = F.pad(is_digit[:, :-1], (1, 0))  # targets[:, t - 1] is a digit: t writes no number's first
+        digit = (targets.unsqueeze(-1) == self.digit_ids).float().argmax(-1)  # which digit each target is, if a digit
         length, total = targets.shape[1], hidden.new_zeros(())
         tokens = (targets != -100).sum().clamp(min=1)  # what the token loss is a mean over
         own = torch.ones_like(hidden[..., 0])
@@ -101,12 +98,7 @@ class DigitLookahead(nn.Module):
                 own = own if self.power == 1 else own**self.power
         if read_states is not None:
             hidden = read_states.float()
-        for k in range(1, self.heads.shape[0] + 1):
-            scored = is_digit[:, k:].clone()
-            for back in range(1, k + 1):
-                scored &= is_digit[:, k - back : length - back]
-            if not self.leading:
-                scored &= follows_digit[:, : length - k]
+        for k, scored in enumerate(self.asked(targets), start=1):
             states = hidden[:, : length - k] @ self.heads[k - 1].T
             if self.conditioned:  # the digits between, teacher-forced (0 where not a digit: such places are unscored)
                 between = [digit[:, j : length - k + j] for j in range(k)]
@@ -117,6 +109,27 @@ class DigitLookahead(nn.Module):
             placed = (losses * scored * own[:, k:]).sum()
             total = total + (placed / tokens if self.per_token else placed / scored.sum().clamp(min=1))
         return (total if self.per_token else total / self.heads.shape[0]) * self.weight_scale
+
+    def asked(self, targets: torch.Tensor) -> list[torch.Tensor]:
+        """Per head ``k`` (from 1), the mask ``(B, L - k)`` of the positions ``t`` where it scores ``targets[:, t +
+        k]``: ``targets[:, t .. t + k]`` are all digits, and without ``digit_lookahead_leading`` ``targets[:, t - 1]``
+        too (``targets[:, t]`` is not a number's first digit).
+
+        Example:
+            >>> [mask.sum().item() for mask in lookahead.asked(targets)]  # places asked for, by head  # doctest: +SKIP
+            [1120, 1040]
+        """
+        is_digit = (targets.unsqueeze(-1) == self.digit_ids).any(-1)
+        follows_digit = F.pad(is_digit[:, :-1], (1, 0))  # targets[:, t - 1] is a digit: t writes no number's first
+        length, masks = targets.shape[1], []
+        for k in range(1, self.heads.shape[0] + 1):
+            scored = is_digit[:, k:].clone()
+            for back in range(1, k + 1):
+                scored &= is_digit[:, k - back : length - back]
+            if not self.leading:
+                scored &= follows_digit[:, : length - k]
+            masks.append(scored)
+        return masks
 
 
 def digit_lookaheads(model: nn.Module) -> list[DigitLookahead]:
