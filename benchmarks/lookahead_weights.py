@@ -22,6 +22,7 @@ from torch.nn import functional as F
 
 from hf_numbers.data import DataCollatorForNumberCausalLM, load_task, parse_task_options
 from hf_numbers.data.loading import tokenize_dataset
+from hf_numbers.modeling.digit_lookahead import probability_of
 from hf_numbers.training.pipeline import load_trained
 
 POWERS = (1, 4)
@@ -43,8 +44,7 @@ def place_weights(model: Any, batch: dict[str, torch.Tensor]) -> list[torch.Tens
     targets = F.pad(batch["labels"][:, 1:], (0, 1), value=-100)  # what each position writes next
     with torch.no_grad():
         logits = model(**inputs).logits
-    digit = (targets.unsqueeze(-1) == lookahead.digit_ids).float().argmax(-1)
-    own = logits[..., lookahead.digit_ids].float().softmax(-1).gather(-1, digit.unsqueeze(-1)).squeeze(-1)
+    own = probability_of(logits[..., lookahead.digit_ids], lookahead.digits_of(targets))
     return [own[:, k:][mask] for k, mask in enumerate(lookahead.asked(targets), start=1)]
 
 

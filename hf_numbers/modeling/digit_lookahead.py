@@ -30,7 +30,7 @@ from torch.nn import functional as F
 from transformers import initialization as init
 
 __all__ = ["DigitLookahead", "build_digit_lookahead", "digit_lookaheads", "final_norm", "linear_lookahead_scale",
-           "scale_digit_lookahead"]
+           "probability_of", "scale_digit_lookahead"]
 
 FINAL_NORM_NAMES = ("norm", "ln_f", "final_layernorm", "final_layer_norm", "final_norm")
 """What transformers' decoders call the norm after their last layer (Llama, Qwen, Mistral, Gemma: ``norm``; GPT-2:
@@ -88,13 +88,13 @@ class DigitLookahead(nn.Module):
         """
         digit_rows = token_head[self.digit_ids].float()
         hidden = hidden_states.float()
-        digit = (targets.unsqueeze(-1) == self.digit_ids).float().argmax(-1)  # which digit each target is, if a digit
+        digit = self.digits_of(targets)
         length, total = targets.shape[1], hidden.new_zeros(())
         tokens = (targets != -100).sum().clamp(min=1)  # what the token loss is a mean over
         own = torch.ones_like(hidden[..., 0])
         if self.confidence:  # position t's probability of targets[:, t], the digit it writes next
             with torch.no_grad():
-                own = (hidden @ digit_rows.T).softmax(-1).gather(-1, digit.unsqueeze(-1)).squeeze(-1)
+                own = probability_of(hidden @ digit_rows.T, digit)
                 own = own if self.power == 1 else own**self.power
         if read_states is not None:
             hidden = read_states.float()
@@ -109,6 +109,10 @@ class DigitLookahead(nn.Module):
             placed = (losses * scored * own[:, k:]).sum()
             total = total + (placed / tokens if self.per_token else placed / scored.sum().clamp(min=1))
         return (total if self.per_token else total / self.heads.shape[0]) * self.weight_scale
+
+    def digits_of(self, targets: torch.Tensor) -> torch.Tensor:
+        """Which of the ten digits each of ``targets`` is (0 where it is no digit)."""
+        return (targets.unsqueeze(-1) == self.digit_ids).float().argmax(-1)
 
     def asked(self, targets: torch.Tensor) -> list[torch.Tensor]:
         """Per head ``k`` (from 1), the mask ``(B, L - k)`` of the positions ``t`` where it scores ``targets[:, t +
@@ -130,6 +134,17 @@ class DigitLookahead(nn.Module):
                 scored &= follows_digit[:, : length - k]
             masks.append(scored)
         return masks
+
+
+def probability_of(digit_logits: torch.Tensor, digit: torch.Tensor) -> torch.Tensor:
+    """The probability, among the ten digits, that ``digit_logits`` (``(..., 10)``: the token head's digit rows) give
+    each ``digit`` (:meth:`DigitLookahead.digits_of`): the confidence the lookahead weighs a place by, before its power.
+
+    Example:
+        >>> probability_of(torch.zeros(1, 10), torch.tensor([3]))
+        tensor([0.1000])
+    """
+    return digit_logits.float().softmax(-1).gather(-1, digit.unsqueeze(-1)).squeeze(-1)
 
 
 def digit_lookaheads(model: nn.Module) -> list[DigitLookahead]:
