@@ -459,7 +459,7 @@ def test_lookahead_weights_measures_the_weights_the_loss_uses(
     from hf_numbers.cli import main as hf_numbers
 
     sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))  # as when the script runs
-    from lookahead_weights import main, place_weights
+    from lookahead_weights import main, path_of, place_weights
 
     from hf_numbers.training.pipeline import load_trained
 
@@ -474,14 +474,18 @@ def test_lookahead_weights_measures_the_weights_the_loss_uses(
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "run, validation, 6 examples (power trained with: 4.0)"
     assert [line.split(":")[0] for line in out[1:]] == ["head 1", "head 2"] and "mean weight at power 1:" in out[1]
+    assert ", of the path: " in out[1]
     model, _ = load_trained(run / "final")
     model.digit_lookahead.heads.data.zero_()
     digits = model.config.digit_lookahead_ids
     other = next(i for i in range(model.config.vocab_size) if i not in digits)
     ids = torch.tensor([[other, *digits[3:9], other, *digits[:4]], [*digits[1:7], other, other, *digits[5:9]]])
     batch = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "labels": ids}
-    weights = place_weights(model, batch)
+    weights, paths = zip(*place_weights(model, batch), strict=True)
     assert [w.numel() for w in weights] == [5 + 3 + 4 + 3, 4 + 2 + 3 + 2]  # head k: a run of n targets asks n - k
+    # a path's weight is the product of the weights on the way to its place, so never above the place's own
+    assert all(bool((p <= w + 1e-7).all()) for w, p in zip(weights, paths, strict=True))
+    assert torch.allclose(path_of(torch.tensor([[0.5, 1.0, 0.8, 0.5]]), 1), torch.tensor([[0.5, 0.8, 0.4]]))
     with torch.no_grad():
         loss = model(**batch).loss.item()
         model.digit_lookahead = None
