@@ -5,7 +5,10 @@ A row's record keeps its test answers (``run_answers.py``). Per problem, a set-u
 the task's measure (sums: exact; products: within 1%; temperatures: squared error); the difference of the two
 set-ups' means gets a 95% interval from resampling the problems, both set-ups on the same resampled problems
 (paired, so that easy and hard problems cancel). The seeds' own spread is printed beside it: with two or three
-seeds it is a large part of the noise, and the interval does not hold it.
+seeds it is a large part of the noise, and the interval does not hold it. The temperatures' problems are not drawn
+one by one: they are windows every few hours of a few stretches of two cities' series (the split's weeks), and a warm
+spell near a decade makes a dozen neighbours go wrong together, so for them a second interval resamples whole
+stretches, the unit the split draws (:func:`series_stretches`).
 
     python benchmarks/compare_rows.py mult3 digits-below-bos-lora-ntl-look2-conf-second text-bos-lora-ntl
     python benchmarks/compare_rows.py mult3 digits-below-bos-lora-ntl-look2-conf-second text-bos-lora-ntl --seeds 0
@@ -16,10 +19,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Collection
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from run_answers import read_answers
 
+from hf_numbers.data import load_task, parse_task_options
 from hf_numbers.evaluation.number_metrics import parse_predictions, parse_references, within_relative
 
 RECORDS = Path(__file__).resolve().parent / "results" / "reproduce" / "pretrained"
@@ -32,12 +37,9 @@ MEASURES = {
 invalid answer is NaN: wrong, or left out of the squared errors as the MSE leaves it out)."""
 
 
-def seed_scores(
-    task: str, setup: str, records: Path = RECORDS, only: Collection[int] | None = None
-) -> dict[str, np.ndarray]:
-    """``{row name: per-problem scores}`` of every seed of ``setup`` (of the seeds in ``only``, where given; the
-    unnamed row is seed 0); a record that keeps no answers is refused by name."""
-    measure = MEASURES[task][1]
+def seed_records(task: str, setup: str, records: Path = RECORDS, only: Collection[int] | None = None) -> list[Path]:
+    """The record of every seed of ``setup`` (of the seeds in ``only``, where given; the unnamed row is seed 0), by
+    seed; none found is refused by name."""
     seeds = {}
     for path in records.glob(f"{task}-{setup}*.json"):
         rest = path.stem.removeprefix(f"{task}-{setup}")
@@ -45,19 +47,55 @@ def seed_scores(
             seed = int(rest[5:] or 0)
             if only is None or seed in only:
                 seeds[seed] = path
+    if not seeds:
+        raise SystemExit(f"no record of {task}-{setup} (or its seeds) in {records}")
+    return [path for _, path in sorted(seeds.items())]
+
+
+def seed_scores(
+    task: str, setup: str, records: Path = RECORDS, only: Collection[int] | None = None
+) -> dict[str, np.ndarray]:
+    """``{row name: per-problem scores}`` of every seed of ``setup`` (:func:`seed_records`); a record that keeps no
+    answers is refused by name."""
+    measure = MEASURES[task][1]
     found = {}
-    for _, path in sorted(seeds.items()):
+    for path in seed_records(task, setup, records, only):
         answers, _ = read_answers(path)
         values, _ = parse_predictions(answers["predictions"])
         found[path.stem] = measure(values, parse_references(answers["references"]))
-    if not found:
-        raise SystemExit(f"no record of {task}-{setup} (or its seeds) in {records}")
     return found
 
 
-def paired_interval(first: np.ndarray, second: np.ndarray, draws: int = 2000, seed: int = 0) -> tuple[float, float]:
+def series_stretches(data: dict[str, Any]) -> np.ndarray:
+    """Per test problem of the temperature task built as ``data`` says (a record's data set-up), the stretch of the
+    series it is a window of (0, 1, ...): a new stretch where the city changes or a window does not start one stride
+    (the smallest step between two of the city's windows) after the one before, i.e. at each of the split's blocks.
+
+    Example:
+        >>> series_stretches({"task": "temperature", "task_options": ["window=8"], "data_seed": 1,  # doctest: +SKIP
+        ...                   "train_size": 6400, "eval_size": 500})[:30]
+        array([0, 0, ..., 0, 1, 1, 1])
+    """
+    test = load_task(data["task"], seed=data["data_seed"], train_size=data["train_size"], eval_size=data["eval_size"],
+                     options=parse_task_options(data.get("task_options")))["test"]  # fmt: skip
+    cities, starts = np.asarray(test["city"]), np.asarray(test["start_index"])
+    same_city = cities[1:] == cities[:-1]
+    steps = np.diff(starts)
+    forward = steps[same_city & (steps > 0)]
+    stride = forward.min() if forward.size else 0
+    return np.concatenate([[0], np.cumsum(~same_city | (steps != stride))])
+
+
+GROUPS = {"temp": ("stretches of the series", series_stretches)}
+"""The tasks whose problems are not drawn one by one -> what to resample whole instead, and how to find it from a
+record's data set-up."""
+
+
+def paired_interval(
+    first: np.ndarray, second: np.ndarray, draws: int = 2000, seed: int = 0, groups: np.ndarray | None = None
+) -> tuple[float, float]:
     """The 95% interval of ``mean(first) - mean(second)`` over the problems resampled with replacement, the same
-    problems for both.
+    problems for both; with ``groups`` (a label per problem), whole groups resampled instead (a cluster bootstrap).
 
     Example:
         >>> low, high = paired_interval(np.ones(100), np.zeros(100))
@@ -66,9 +104,19 @@ def paired_interval(first: np.ndarray, second: np.ndarray, draws: int = 2000, se
     """
     if first.shape != second.shape:
         raise ValueError(f"the two set-ups' answers are of different problems: {first.shape} vs {second.shape}")
-    picks = np.random.default_rng(seed).integers(0, len(first), size=(draws, len(first)))
-    differences = np.nanmean(first[picks], axis=1) - np.nanmean(second[picks], axis=1)
-    low, high = np.quantile(differences, [0.025, 0.975])
+    labels = np.arange(len(first)) if groups is None else np.unique(groups, return_inverse=True)[1]
+    if labels.shape != first.shape:
+        raise ValueError(f"{len(labels)} group labels for {len(first)} problems")
+    units = int(labels.max()) + 1
+    picks = np.random.default_rng(seed).integers(0, units, size=(draws, units))
+    taken = np.stack([np.bincount(row, minlength=units) for row in picks])  # (draws, units): times each unit drawn
+
+    def means(scores: np.ndarray) -> np.ndarray:  # each draw's mean over its problems, NaN (no answer) left out
+        valid = ~np.isnan(scores)
+        sums = np.bincount(labels, weights=np.where(valid, scores, 0.0), minlength=units)
+        return taken @ sums / (taken @ np.bincount(labels, weights=valid, minlength=units))
+
+    low, high = np.quantile(means(first) - means(second), [0.025, 0.975])
     return float(low), float(high)
 
 
@@ -91,6 +139,16 @@ def main(argv: list[str] | None = None) -> None:
         f"difference of the seeds' means: {np.nanmean(means[0]) - np.nanmean(means[1]):+.4f} (95% over the "
         f"problems: {low:+.4f} to {high:+.4f})"
     )
+    if args.task in GROUPS:
+        unit, find = GROUPS[args.task]
+        _, data = read_answers(seed_records(args.task, args.setups[0], args.records, args.seeds)[0])
+        groups = find(data)
+        if len(groups) != len(means[0]):
+            raise SystemExit(
+                f"the records hold {len(means[0])} test answers, the task as they name it {len(groups)} problems"
+            )
+        low, high = paired_interval(*means, groups=groups)
+        print(f"95% over the {int(groups.max()) + 1} {unit}, each resampled whole: {low:+.4f} to {high:+.4f}")
 
 
 if __name__ == "__main__":

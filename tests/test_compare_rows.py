@@ -62,3 +62,51 @@ def test_seeds_picks_the_rows_compared(tmp_path: Path, capsys: pytest.CaptureFix
     assert lines[2].startswith("difference of the seeds' means: +0.7500 ")
     with pytest.raises(SystemExit, match="no record of add6-a"):
         main(["add6", "a", "b", "--records", str(tmp_path), "--seeds", "3"])
+
+
+def test_the_problem_interval_is_the_resampled_nanmean_and_whole_groups_widen_it() -> None:
+    first = np.array([1.0, np.nan, 3.0, 0.0, 2.0, 5.0])
+    second = np.array([0.0, 1.0, np.nan, 0.0, 1.0, 1.0])
+    picks = np.random.default_rng(0).integers(0, 6, size=(2000, 6))  # what paired_interval draws, problem by problem
+    with np.errstate(invalid="ignore"):  # a draw of NaNs alone has no mean, as with the function's division
+        expected = np.nanquantile(np.nanmean(first[picks], 1) - np.nanmean(second[picks], 1), [0.025, 0.975])
+    assert paired_interval(first, second) == pytest.approx(tuple(expected))
+    ones, zeros = np.array([1.0] * 4 + [0.0] * 4), np.zeros(8)  # all of the gap in one stretch of two
+    assert paired_interval(ones, zeros, groups=np.array([7] * 4 + [3] * 4)) == (0.0, 1.0)
+    assert paired_interval(ones, zeros)[0] > 0.0  # problem by problem, the gap looks sure
+    with pytest.raises(ValueError, match="3 group labels for 8 problems"):
+        paired_interval(ones, zeros, groups=np.zeros(3))
+
+
+TEMPERATURES = {"task": "temperature", "task_options": ["window=8"], "data_seed": 1, "train_size": 64,
+                "eval_size": 500}  # fmt: skip
+
+
+def test_a_temperature_problems_stretch_is_one_citys_windows_a_stride_apart() -> None:
+    from compare_rows import series_stretches
+
+    from hf_numbers.data import load_task, parse_task_options
+
+    groups = series_stretches(TEMPERATURES)
+    test = load_task("temperature", seed=1, train_size=64, eval_size=500,
+                     options=parse_task_options(["window=8"]))["test"]  # fmt: skip
+    assert len(groups) == len(test) and groups[0] == 0 and set(np.diff(groups)) <= {0, 1}
+    for group in range(groups.max() + 1):
+        rows = test.select(np.flatnonzero(groups == group))
+        assert len(set(rows["city"])) == 1 and set(np.diff(rows["start_index"])) == {6}  # the task's stride
+    assert groups.max() + 1 == 10  # the split's weeks, two cities
+
+
+def test_temperatures_get_a_second_interval_over_stretches(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from hf_numbers.data import load_task, parse_task_options
+
+    references = load_task("temperature", seed=1, train_size=64, eval_size=500,
+                           options=parse_task_options(["window=8"]))["test"]["answer"]  # fmt: skip
+    references = [float(value) for value in references]
+    for name, shift in (("temp-a", 0.5), ("temp-b", 0.0)):
+        answers = {"test": {"predictions": [r + shift for r in references], "references": references}}
+        (tmp_path / f"{name}.json").write_text(json.dumps({"name": name, "answers": answers, "data": TEMPERATURES}))
+    main(["temp", "a", "b", "--records", str(tmp_path)])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2].startswith("difference of the seeds' means: +0.2500 (95% over the problems: +0.2500 to +0.2500)")
+    assert lines[3] == "95% over the 10 stretches of the series, each resampled whole: +0.2500 to +0.2500"
