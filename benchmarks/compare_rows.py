@@ -66,6 +66,16 @@ def seed_scores(
     return found
 
 
+def same_problems(paths: list[Path]) -> None:
+    """Refuse, naming the two records, rows whose test answers are not of the same problems (another data set-up):
+    a paired difference of those would mean nothing."""
+    first, *rest = paths
+    references = read_answers(first)[0]["references"]
+    for path in rest:
+        if read_answers(path)[0]["references"] != references:
+            raise SystemExit(f"{path} and {first} hold answers to different test problems (their data set-ups differ)")
+
+
 def series_stretches(data: dict[str, Any]) -> np.ndarray:
     """Per test problem of the temperature task built as ``data`` says (a record's data set-up), the stretch of the
     series it is a window of (0, 1, ...): a new stretch where the city changes or a window does not start one stride
@@ -128,6 +138,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, nargs="+", help="only these training seeds (0: the row without -seed)")
     args = parser.parse_args(argv)
     name = MEASURES[args.task][0]
+    same_problems([path for setup in args.setups for path in seed_records(args.task, setup, args.records, args.seeds)])
     means = []
     for setup in args.setups:
         seeds = seed_scores(args.task, setup, args.records, args.seeds)

@@ -109,3 +109,11 @@ def test_temperatures_get_a_second_interval_over_stretches(tmp_path: Path, capsy
     lines = capsys.readouterr().out.splitlines()
     assert lines[2].startswith("difference of the seeds' means: +0.2500 (95% over the problems: +0.2500 to +0.2500)")
     assert lines[3] == "95% over the 10 stretches of the series, each resampled whole: +0.2500 to +0.2500"
+
+
+def test_rows_of_different_problems_are_refused_by_name(tmp_path: Path) -> None:
+    write_record(tmp_path, "add6-a", [100.0, 200.0, 300.0, 400.0])
+    other = {"test": {"predictions": [1.0] * 4, "references": [1.0, 2.0, 3.0, 4.0]}}
+    (tmp_path / "add6-b.json").write_text(json.dumps({"name": "add6-b", "answers": other, "data": {}}))
+    with pytest.raises(SystemExit, match="add6-b.json and .*add6-a.json hold answers to different test problems"):
+        main(["add6", "a", "b", "--records", str(tmp_path)])
