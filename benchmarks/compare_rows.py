@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from run_answers import read_answers
+from run_answers import drawn_again, read_answers
 
-from hf_numbers.data import load_task, parse_task_options
 from hf_numbers.evaluation.number_metrics import parse_predictions, parse_references, within_relative
 
 RECORDS = Path(__file__).resolve().parent / "results" / "reproduce" / "pretrained"
@@ -57,22 +56,21 @@ def seed_scores(
 ) -> dict[str, np.ndarray]:
     """``{row name: per-problem scores}`` of every seed of ``setup`` (:func:`seed_records`); a record that keeps no
     answers is refused by name."""
-    measure = MEASURES[task][1]
-    found = {}
-    for path in seed_records(task, setup, records, only):
-        answers, _ = read_answers(path)
-        values, _ = parse_predictions(answers["predictions"])
-        found[path.stem] = measure(values, parse_references(answers["references"]))
-    return found
+    return {path.stem: scores_of(task, read_answers(path)[0]) for path in seed_records(task, setup, records, only)}
 
 
-def same_problems(paths: list[Path]) -> None:
-    """Refuse, naming the two records, rows whose test answers are not of the same problems (another data set-up):
-    a paired difference of those would mean nothing."""
-    first, *rest = paths
-    references = read_answers(first)[0]["references"]
-    for path in rest:
-        if read_answers(path)[0]["references"] != references:
+def scores_of(task: str, answers: dict[str, list]) -> np.ndarray:
+    """The per-problem scores of one row's test ``answers`` (:func:`read_answers`) by ``task``'s measure."""
+    values, _ = parse_predictions(answers["predictions"])
+    return MEASURES[task][1](values, parse_references(answers["references"]))
+
+
+def same_problems(rows: dict[Path, dict[str, list]]) -> None:
+    """Refuse, naming the two records, rows (record -> its test answers) whose answers are not of the same problems
+    (another data set-up): a paired difference of those would mean nothing."""
+    (first, answers), *rest = rows.items()
+    for path, other in rest:
+        if other["references"] != answers["references"]:
             raise SystemExit(f"{path} and {first} hold answers to different test problems (their data set-ups differ)")
 
 
@@ -86,8 +84,7 @@ def series_stretches(data: dict[str, Any]) -> np.ndarray:
         ...                   "train_size": 6400, "eval_size": 500})[:30]
         array([0, 0, ..., 0, 1, 1, 1])
     """
-    test = load_task(data["task"], seed=data["data_seed"], train_size=data["train_size"], eval_size=data["eval_size"],
-                     options=parse_task_options(data.get("task_options")))["test"]  # fmt: skip
+    test = drawn_again(data)["test"]
     cities, starts = np.asarray(test["city"]), np.asarray(test["start_index"])
     same_city = cities[1:] == cities[:-1]
     steps = np.diff(starts)
@@ -138,10 +135,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, nargs="+", help="only these training seeds (0: the row without -seed)")
     args = parser.parse_args(argv)
     name = MEASURES[args.task][0]
-    same_problems([path for setup in args.setups for path in seed_records(args.task, setup, args.records, args.seeds)])
+    rows = {setup: {path: read_answers(path) for path in seed_records(args.task, setup, args.records, args.seeds)}
+            for setup in args.setups}  # fmt: skip
+    same_problems({path: answers for read in rows.values() for path, (answers, _) in read.items()})
     means = []
-    for setup in args.setups:
-        seeds = seed_scores(args.task, setup, args.records, args.seeds)
+    for setup, read in rows.items():
+        seeds = {path.stem: scores_of(args.task, answers) for path, (answers, _) in read.items()}
         per_seed = ", ".join(f"{row}: {np.nanmean(scores):.4f}" for row, scores in seeds.items())
         print(f"{setup}: {name} by seed: {per_seed}")
         means.append(np.mean(np.stack(list(seeds.values())), axis=0))
@@ -152,7 +151,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     if args.task in GROUPS:
         unit, find = GROUPS[args.task]
-        _, data = read_answers(seed_records(args.task, args.setups[0], args.records, args.seeds)[0])
+        _, data = next(iter(rows[args.setups[0]].values()))
         groups = find(data)
         if len(groups) != len(means[0]):
             raise SystemExit(

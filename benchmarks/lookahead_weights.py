@@ -20,9 +20,10 @@ from typing import Any
 
 import torch
 from datasets import DatasetDict
+from run_answers import drawn_again
 from torch.nn import functional as F
 
-from hf_numbers.data import DataCollatorForNumberCausalLM, load_task, parse_task_options
+from hf_numbers.data import DataCollatorForNumberCausalLM
 from hf_numbers.data.loading import tokenize_dataset
 from hf_numbers.modeling.digit_lookahead import probability_of
 from hf_numbers.training.pipeline import load_trained
@@ -90,8 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     model, tokenizer = load_trained(args.run / "final")
     if getattr(model, "digit_lookahead", None) is None:
         raise SystemExit(f"{args.run}: its model has no digit lookahead (trained with --digit_lookahead 0)")
-    data = load_task(setup["task"], seed=setup["data_seed"], train_size=setup["train_size"],
-                     eval_size=setup["eval_size"], options=parse_task_options(setup.get("task_options")))  # fmt: skip
+    data = drawn_again(setup)
     rows = data[args.split].select(range(min(args.examples, len(data[args.split]))))
     tokenized = tokenize_dataset(DatasetDict({args.split: rows}), tokenizer, setup["max_length"], end_with_eos=True)
     collator = DataCollatorForNumberCausalLM(tokenizer, completion_only=setup["completion_only"])

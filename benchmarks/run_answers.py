@@ -14,8 +14,24 @@ import json
 from pathlib import Path
 from typing import Any
 
+from datasets import DatasetDict
+
+from hf_numbers.data import load_task, parse_task_options
+
 DATA_FIELDS = ("task", "task_options", "data_seed", "train_size", "eval_size")
 """What draws a run's problems again (``hf_numbers.data.load_task``)."""
+
+
+def drawn_again(data: dict[str, Any]) -> DatasetDict:
+    """The splits of a run's problems drawn again from its :data:`DATA_FIELDS` (a record's ``data``, or the run's
+    ``training_args.json``), ``task_options`` as the command line gives them (``name=value``).
+
+    Example:
+        >>> drawn_again({"task": "multiplication", "task_options": ["digits=3"], "data_seed": 1,  # doctest: +SKIP
+        ...              "train_size": 6400, "eval_size": 500})["test"]
+    """
+    return load_task(data["task"], seed=data["data_seed"], train_size=data["train_size"], eval_size=data["eval_size"],
+                     options=parse_task_options(data.get("task_options")))  # fmt: skip
 
 
 def read_answers(path: Path, split: str = "test") -> tuple[dict[str, list], dict[str, Any]]:
