@@ -22,9 +22,9 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from run_answers import read_answers
+from run_answers import drawn_again, read_answers
 
-from hf_numbers.data import load_task
+from hf_numbers.data import parse_task_options
 
 KINDS = ("units", "pair >= 10", "pair = 9", "pair <= 8")
 
@@ -94,11 +94,11 @@ def main(argv: list[str] | None = None) -> None:
         setup = json.loads(args.training_args.read_text())
     if setup.get("task") is None:
         raise SystemExit(f"{args.run}: no training_args.json says how its problems were drawn; pass --training_args")
-    if setup["task"] != "fone_arithmetic" or (setup.get("task_options") or {}).get("operation", "add") != "add":
-        raise SystemExit(f"{args.run}: a fone_arithmetic addition run is needed, got task {setup['task']!r}")
-    data = load_task(setup["task"], seed=setup["data_seed"], train_size=setup["train_size"],
-                     eval_size=setup["eval_size"], options=setup.get("task_options"))  # fmt: skip
-    rows = data[args.split]
+    operation = parse_task_options(setup.get("task_options")).get("operation", "add")
+    if setup["task"] != "fone_arithmetic" or operation != "add":
+        raise SystemExit(f"{args.run}: a fone_arithmetic addition run is needed, got task {setup['task']!r} "
+                         f"(operation {operation!r})")
+    rows = drawn_again(setup)[args.split]
     operands = [(int(a), int(b)) for a, b in rows["operands"]]
     if [a + b for a, b in operands] != [int(x) for x in predicted["references"]]:
         raise SystemExit(f"{args.run}: its references are not the sums of the problems drawn again; pass the "

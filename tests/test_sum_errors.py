@@ -46,3 +46,21 @@ def test_the_script_reads_a_run_folder_and_a_rows_record_alike(
     record.write_text(json.dumps({"name": "add6-old"}))
     with pytest.raises(SystemExit, match="row.json: this record keeps no answers"):
         main([str(record)])
+
+
+def test_a_run_of_another_operation_is_refused_by_name_and_its_options_are_read_as_the_command_line_gives_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    setup = {"task": "fone_arithmetic", "train_size": 8, "eval_size": 4, "data_seed": 1,
+             "task_options": ["operation=add", "int_digits=3"]}  # fmt: skip
+    rows = load_task("fone_arithmetic", seed=1, train_size=8, eval_size=4,
+                     options={"operation": "add", "int_digits": 3})["test"]  # fmt: skip
+    sums = [float(a + b) for a, b in rows["operands"]]
+    (tmp_path / "training_args.json").write_text(json.dumps(setup))
+    (tmp_path / "predictions.json").write_text(json.dumps({"test": {"predictions": sums, "references": sums}}))
+    main([str(tmp_path)])  # the options drew the run's own 3-digit problems: their references match
+    assert capsys.readouterr().out.startswith("test: 0 wrong sums of 4;")
+    setup["task_options"] = ["operation=subtract"]
+    (tmp_path / "training_args.json").write_text(json.dumps(setup))
+    with pytest.raises(SystemExit, match="addition run is needed, got task 'fone_arithmetic' .operation 'subtract'."):
+        main([str(tmp_path)])
