@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Collection
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +37,16 @@ MEASURES = {
 invalid answer is NaN: wrong, or left out of the squared errors as the MSE leaves it out)."""
 
 
-def seed_records(task: str, setup: str, records: Path = RECORDS, only: Collection[int] | None = None) -> list[Path]:
+def seed_records(
+    task: str, setup: str, records: Path = RECORDS, only: Collection[int] | None = None
+) -> dict[int, Path]:
     """The record of every seed of ``setup`` (of the seeds in ``only``, where given; the unnamed row is seed 0), by
-    seed; none found is refused by name."""
+    seed; none found is a ``FileNotFoundError`` naming the rows, as is a seed of ``only`` not found.
+
+    Example:
+        >>> seed_records("add6", "text-bos-lora-ntl", only=[0, 2])  # doctest: +SKIP
+        {0: PosixPath('.../add6-text-bos-lora-ntl.json'), 2: PosixPath('.../add6-text-bos-lora-ntl-seed2.json')}
+    """
     seeds = {}
     for path in records.glob(f"{task}-{setup}*.json"):
         rest = path.stem.removeprefix(f"{task}-{setup}")
@@ -46,9 +54,11 @@ def seed_records(task: str, setup: str, records: Path = RECORDS, only: Collectio
             seed = int(rest[5:] or 0)
             if only is None or seed in only:
                 seeds[seed] = path
-    if not seeds:
-        raise SystemExit(f"no record of {task}-{setup} (or its seeds) in {records}")
-    return [path for _, path in sorted(seeds.items())]
+    missing = sorted(set(only or ()) - set(seeds))
+    if not seeds or missing:
+        which = f" of seed {', '.join(map(str, missing))}" if seeds else " (or its seeds)"
+        raise FileNotFoundError(f"no record of {task}-{setup}{which} in {records}")
+    return dict(sorted(seeds.items()))
 
 
 def seed_scores(
@@ -56,7 +66,8 @@ def seed_scores(
 ) -> dict[str, np.ndarray]:
     """``{row name: per-problem scores}`` of every seed of ``setup`` (:func:`seed_records`); a record that keeps no
     answers is refused by name."""
-    return {path.stem: scores_of(task, read_answers(path)[0]) for path in seed_records(task, setup, records, only)}
+    paths = seed_records(task, setup, records, only).values()
+    return {path.stem: scores_of(task, read_answers(path)[0]) for path in paths}
 
 
 def scores_of(task: str, answers: dict[str, list]) -> np.ndarray:
@@ -127,6 +138,55 @@ def paired_interval(
     return float(low), float(high)
 
 
+@dataclass
+class Comparison:
+    """Two set-ups on one task: each seed's mean score, and the difference of the seeds' means with its 95% intervals
+    (over the problems; for a task of :data:`GROUPS`, also over its groups: ``(unit, count, low, high)``)."""
+
+    task: str
+    seed_means: dict[str, dict[int, float]]
+    rows: dict[str, dict[int, str]]
+    difference: float
+    problems: tuple[float, float]
+    groups: tuple[str, int, float, float] | None = None
+
+
+def compare(
+    task: str, setups: tuple[str, str], records: Path = RECORDS, seeds: Collection[int] | None = None
+) -> Comparison:
+    """The :class:`Comparison` of ``setups`` on ``task`` from their records (each record read once), over ``seeds``
+    (default: every seed each has); records of different problems are refused by name.
+
+    Example:
+        >>> round(compare("temp", ("digits-bos-lora-ntl-look2-conf", "text-bos-lora-ntl"), seeds=[0, 2]).difference, 4)
+        0.0151
+    """
+    found = {setup: seed_records(task, setup, records, seeds) for setup in setups}
+    read = {setup: {seed: (path, *read_answers(path)) for seed, path in paths.items()}
+            for setup, paths in found.items()}  # fmt: skip
+    same_problems({path: answers for rows in read.values() for path, answers, _ in rows.values()})
+    scores = {setup: {seed: scores_of(task, answers) for seed, (_, answers, _) in rows.items()}
+              for setup, rows in read.items()}  # fmt: skip
+    means = [np.mean(np.stack(list(scores[setup].values())), axis=0) for setup in setups]
+    comparison = Comparison(
+        task=task,
+        seed_means={setup: {seed: float(np.nanmean(values)) for seed, values in by_seed.items()}
+                    for setup, by_seed in scores.items()},  # fmt: skip
+        rows={setup: {seed: path.stem for seed, (path, _, _) in rows.items()} for setup, rows in read.items()},
+        difference=float(np.nanmean(means[0]) - np.nanmean(means[1])),
+        problems=paired_interval(*means),
+    )
+    if task in GROUPS:
+        unit, find = GROUPS[task]
+        _, _, data = next(iter(read[setups[0]].values()))
+        groups = find(data)
+        if len(groups) != len(means[0]):
+            raise SystemExit(f"the records hold {len(means[0])} test answers, the task as they name it {len(groups)} "
+                             "problems")  # fmt: skip
+        comparison.groups = (unit, int(groups.max()) + 1, *paired_interval(*means, groups=groups))
+    return comparison
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("task", choices=sorted(MEASURES))
@@ -134,31 +194,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--records", type=Path, default=RECORDS)
     parser.add_argument("--seeds", type=int, nargs="+", help="only these training seeds (0: the row without -seed)")
     args = parser.parse_args(argv)
+    try:
+        result = compare(args.task, tuple(args.setups), args.records, args.seeds)
+    except FileNotFoundError as error:
+        raise SystemExit(str(error)) from None
     name = MEASURES[args.task][0]
-    rows = {setup: {path: read_answers(path) for path in seed_records(args.task, setup, args.records, args.seeds)}
-            for setup in args.setups}  # fmt: skip
-    same_problems({path: answers for read in rows.values() for path, (answers, _) in read.items()})
-    means = []
-    for setup, read in rows.items():
-        seeds = {path.stem: scores_of(args.task, answers) for path, (answers, _) in read.items()}
-        per_seed = ", ".join(f"{row}: {np.nanmean(scores):.4f}" for row, scores in seeds.items())
+    for setup, means in result.seed_means.items():
+        per_seed = ", ".join(f"{result.rows[setup][seed]}: {mean:.4f}" for seed, mean in means.items())
         print(f"{setup}: {name} by seed: {per_seed}")
-        means.append(np.mean(np.stack(list(seeds.values())), axis=0))
-    low, high = paired_interval(*means)
-    print(
-        f"difference of the seeds' means: {np.nanmean(means[0]) - np.nanmean(means[1]):+.4f} (95% over the "
-        f"problems: {low:+.4f} to {high:+.4f})"
-    )
-    if args.task in GROUPS:
-        unit, find = GROUPS[args.task]
-        _, data = next(iter(rows[args.setups[0]].values()))
-        groups = find(data)
-        if len(groups) != len(means[0]):
-            raise SystemExit(
-                f"the records hold {len(means[0])} test answers, the task as they name it {len(groups)} problems"
-            )
-        low, high = paired_interval(*means, groups=groups)
-        print(f"95% over the {int(groups.max()) + 1} {unit}, each resampled whole: {low:+.4f} to {high:+.4f}")
+    low, high = result.problems
+    print(f"difference of the seeds' means: {result.difference:+.4f} (95% over the problems: {low:+.4f} to "
+          f"{high:+.4f})")  # fmt: skip
+    if result.groups is not None:
+        unit, count, low, high = result.groups
+        print(f"95% over the {count} {unit}, each resampled whole: {low:+.4f} to {high:+.4f}")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,12 @@ from datasets import DatasetDict
 
 from hf_numbers.data import load_task, parse_task_options
 
+
+class MissingAnswers(SystemExit):
+    """A record that keeps no answers, or not of the split asked for: a script exits with its message, and one that
+    reads many records (``issue_bar.py``) can tell it from other exits."""
+
+
 DATA_FIELDS = ("task", "task_options", "data_seed", "train_size", "eval_size")
 """What draws a run's problems again (``hf_numbers.data.load_task``)."""
 
@@ -47,10 +53,10 @@ def read_answers(path: Path, split: str = "test") -> tuple[dict[str, list], dict
         return answers, {key: setup.get(key) for key in DATA_FIELDS}
     record = json.loads(path.read_text())
     if "answers" not in record:
-        raise SystemExit(f"{path}: this record keeps no answers (it was written before records kept them); pass "
+        raise MissingAnswers(f"{path}: this record keeps no answers (it was written before records kept them); pass "
                          "its run folder")
     if split not in record["answers"]:
-        raise SystemExit(f"{path}: a record keeps the answers of {', '.join(record['answers'])}, not {split!r}")
+        raise MissingAnswers(f"{path}: a record keeps the answers of {', '.join(record['answers'])}, not {split!r}")
     return record["answers"][split], record["data"]
 
 
