@@ -83,8 +83,9 @@ PRETRAINED_RECIPE = {"number_encoding": "digits", "number_token_loss": "ntl", "d
 digits (its own digit tokens, each with the value read so far added through a zero-started projection), the
 number-token loss, and the digit lookahead (two digits ahead, each weighted by the model's confidence in it, from each
 number's second digit; training only). On SmolLM2 + LoRA, against its digit tokens + NTL alone: 6-digit addition
-80.2 / 78.2% exact against 70.6 / 70.2% (training seeds 0 / 2), 3-digit multiplication 36.8 / 33.8% within 1% against
-35.2 / 37.2%, the next hourly temperature test MSE 0.169 / 0.182 against 0.184 / 0.191 (docs/pretrained.md)."""
+81.0 / 80.8% exact against 73.8 / 72.2% (training seeds 0 / 2, re-run on one machine), 3-digit multiplication 36.8 /
+33.8% within 1% against 35.2 / 37.2%, the next hourly temperature test MSE 0.173 / 0.164 against 0.184 / 0.191
+(docs/pretrained.md)."""
 LOOKAHEAD_RECIPE = tuple(name for name in PRETRAINED_RECIPE if name.startswith("digit_lookahead"))
 """The recipe's digit lookahead fields (:func:`fill_lookahead`)."""
 WITHOUT_RECIPE = {"number_encoding": "xval", "number_token_loss": "none", "digit_lookahead": 0,
