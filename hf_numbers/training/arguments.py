@@ -84,7 +84,7 @@ digits (its own digit tokens, each with the value read so far added through a ze
 number-token loss, and the digit lookahead (two digits ahead, each weighted by the model's confidence in it, from each
 number's second digit; training only). On SmolLM2 + LoRA, against its digit tokens + NTL alone: 6-digit addition
 81.0 / 80.8% exact against 73.8 / 72.2% (training seeds 0 / 2, re-run on one machine), 3-digit multiplication 36.8 /
-33.8% within 1% against 35.2 / 37.2%, the next hourly temperature test MSE 0.173 / 0.164 against 0.184 / 0.191
+32.6% within 1% against 35.2 / 37.2%, the next hourly temperature test MSE 0.173 / 0.164 against 0.184 / 0.191
 (docs/pretrained.md)."""
 LOOKAHEAD_RECIPE = tuple(name for name in PRETRAINED_RECIPE if name.startswith("digit_lookahead"))
 """The recipe's digit lookahead fields (:func:`fill_lookahead`)."""
