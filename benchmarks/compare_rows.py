@@ -143,7 +143,6 @@ class Comparison:
     """Two set-ups on one task: each seed's mean score, and the difference of the seeds' means with its 95% intervals
     (over the problems; for a task of :data:`GROUPS`, also over its groups: ``(unit, count, low, high)``)."""
 
-    task: str
     seed_means: dict[str, dict[int, float]]
     rows: dict[str, dict[int, str]]
     difference: float
@@ -169,7 +168,6 @@ def compare(
               for setup, rows in read.items()}  # fmt: skip
     means = [np.mean(np.stack(list(scores[setup].values())), axis=0) for setup in setups]
     comparison = Comparison(
-        task=task,
         seed_means={setup: {seed: float(np.nanmean(values)) for seed, values in by_seed.items()}
                     for setup, by_seed in scores.items()},  # fmt: skip
         rows={setup: {seed: path.stem for seed, (path, _, _) in rows.items()} for setup, rows in read.items()},
