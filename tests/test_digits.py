@@ -168,8 +168,21 @@ def test_the_log_part_reads_only_whole_given_numbers_above_zero() -> None:
     assert not module.features(ids_of(*[DIGIT[7]] * 4, WORD), prompt_length=5).any()  # 4 places: not held whole
 
 
+def test_the_column_part_gives_digits_of_one_place_one_feature_whatever_the_numbers_lengths() -> None:
+    module = DigitValueEmbedding(tiny_config("llama", DIGIT_ENCODINGS[0], digits_places=6, digits_features="column"))
+    at_a, at_b = given_features(module, 31375, 62)
+    assert at_a.argmax(-1).tolist() == [4, 3, 2, 1, 0] and at_b.argmax(-1).tolist() == [1, 0]  # counted from the units
+    torch.testing.assert_close(at_a[-2:], at_b)  # the tens and units of both numbers: the same features
+    assert (at_a.sum(-1) == 1).all()
+    ids = ids_of(DIGIT[1], DIGIT[2], WORD, DIGIT[5], DIGIT[6])
+    assert module.features(ids, prompt_length=4)[0, :3].argmax(-1).tolist() == [1, 0, 0]
+    assert not module.features(ids, prompt_length=4)[0, 2:].any()  # 56 may go on (and a word has none): not given
+    assert not module.features(ids, prompt_length=0).any()  # nothing given: nothing read ahead
+    assert not module.features(ids_of(*[DIGIT[7]] * 6, WORD), prompt_length=7).any()  # 6 places: not held whole
+
+
 @pytest.mark.parametrize("backbone", CAUSAL)
-@pytest.mark.parametrize("part", ["below", "log"])
+@pytest.mark.parametrize("part", ["below", "log", "column"])
 def test_parts_reading_given_numbers_see_in_training_what_generation_sees(backbone: str, part: str) -> None:
     model = tiny_model(backbone, DIGIT_ENCODINGS[0], digits_features=f"fone+place+{part}").eval()
     with torch.no_grad():
@@ -227,6 +240,7 @@ def test_a_cached_step_without_the_ids_before_it_is_refused(backbone: str) -> No
         ({"digits_features": "fone+fone"}, r"digits_features='fone\+fone' is unknown"),
         ({"digits_places": 19}, r"digits_places must be in \[1, 18\], got 19"),
         ({"digits_features": "below", "text_digit_order": "units_first"}, r"'below' describes the digits written"),
+        ({"digits_features": "place+column", "text_digit_order": "units_first"}, r"'column' describes the digits"),
     ],
 )
 def test_a_bad_digits_config_is_refused_naming_the_field(fields: dict, message: str) -> None:

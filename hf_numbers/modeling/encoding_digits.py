@@ -13,7 +13,9 @@ Two parts look ahead, where that leaks nothing: they describe a run the prompt g
 before the first labelled token in training, the prompt in ``generate``), and are zero elsewhere. ``below`` gives
 each digit of a given operand the ramp of the digits under it (a sum carries into a place where the ramps at that
 place of its operands sum above zero); ``log`` gives every digit of it the Fourier features of its mantissa
-(``log10(value) mod 1``), from which a product's leading digits follow by one angle addition.
+(``log10(value) mod 1``), from which a product's leading digits follow by one angle addition; ``column`` gives
+each digit of it its place counted from the units (Abacus' embedding), so that digits of one place in numbers of
+different lengths share it.
 
 The module reads digit runs from the token ids alone, through a table of the vocabulary's digit tokens
 (``config.digit_tokens``: id, the digits' value, their count, whether the token joins a run before it), so it
@@ -41,13 +43,14 @@ from .tokenization_helpers import token_texts
 
 __all__ = ["DIGIT_FEATURE_PARTS", "DigitValueEmbedding", "DigitsEncoding", "digit_token_table"]
 
-DIGIT_FEATURE_PARTS = {"fone": 2, "place": 1, "ramp": 1, "below": 1, "log": 2}
+DIGIT_FEATURE_PARTS = {"fone": 2, "place": 1, "ramp": 1, "below": 1, "log": 2, "column": 1}
 """What can describe the digit run read so far (``digits_features``: one or more, joined by ``+``), and the features
 each gives a place: FoNE's cosine and sine of the value mod ``10^k``; the one-hot count of digits read; the value
 mod ``10^k`` over ``10^k``, less one half; in a run the prompt gives whole, the ramp of the ``p``, ``p - 1``, ...
 lowest digits, where ``p`` digits follow the token (the digits under it first); in a run the prompt gives whole, the
 cosine and sine of ``2 pi k m`` for harmonics ``k = 1 .. places``, where ``m = log10(value) mod 1`` is the number's
-mantissa (a product's mantissa is its factors' summed mod 1: an angle addition, as FoNE's is for sums)."""
+mantissa (a product's mantissa is its factors' summed mod 1: an angle addition, as FoNE's is for sums); in a run the
+prompt gives whole, the one-hot count of the digits after the token (its column: 0 at the units)."""
 MAX_PLACES = 18
 """The most digit places the features describe (the run's value mod 10^18 fits int64)."""
 
@@ -69,7 +72,7 @@ class DigitsEncoding(TextEncoding):
                        f"{', '.join(DIGIT_FEATURE_PARTS)} (FoNE features of the number read so far; the count of its "
                        "digits read; its value mod 10^k as a fraction of 10^k; in a number the prompt gives whole, "
                        "the same of the digits under each digit; in such a number, Fourier features of log10 of its "
-                       "value mod 1)"),
+                       "value mod 1; in such a number, each digit's place counted from the units)"),
         EncodingOption("digits_places", int, 10,
                        f"Value-aware digits: digit places the features describe, 1-{MAX_PLACES}"),
         EncodingOption("digits_zero_start", bool, True,
@@ -88,11 +91,12 @@ class DigitsEncoding(TextEncoding):
                 f"digits_features={config.digits_features!r} is unknown; allowed: one or more of {allowed}, "
                 "joined by '+'"
             )
-        if "below" in parts and config.text_digit_order == "units_first":
-            raise ValueError(
-                "digits_features 'below' describes the digits written after each digit; units first, those are read "
-                "before it (the other parts have them): use it with text_digit_order='as_written'"
-            )
+        for part in ("below", "column"):
+            if part in parts and config.text_digit_order == "units_first":
+                raise ValueError(
+                    f"digits_features {part!r} describes the digits written after each digit; units first, those are "
+                    "read before it (the other parts have them): use it with text_digit_order='as_written'"
+                )
         if not 1 <= config.digits_places <= MAX_PLACES:
             raise ValueError(f"digits_places must be in [1, {MAX_PLACES}], got {config.digits_places}")
         if config.number_encoding == cls.name:
@@ -208,7 +212,7 @@ class DigitValueEmbedding(nn.Module):
         """``(B, L, F)`` float64: the parts of ``digits_features`` in their order; zero at other tokens.
         ``prompt_length`` (per row, or one for all): the tokens before it are given whole (``below`` reads them)."""
         prefix, read, is_digit = self.read_runs(ids)
-        reads_given = {"below", "log"} & set(self.parts)  # the parts that read the prompt's runs whole: once for both
+        reads_given = {"below", "log", "column"} & set(self.parts)  # the parts that read given runs whole: read once
         whole_runs = self._whole_runs(ids, prefix, read, is_digit, prompt_length) if reads_given else None
         periods = self.powers[1:]
         fraction = (prefix.unsqueeze(-1) % periods).double() / periods.double()  # of 10^k, for k = 1..places
@@ -218,6 +222,7 @@ class DigitValueEmbedding(nn.Module):
             "ramp": lambda: fraction - 0.5,
             "below": lambda: self._below(read, *whole_runs),
             "log": lambda: self._log(*whole_runs),
+            "column": lambda: self._column(read, *whole_runs[1:]),
         }
         return torch.cat([parts[part]() for part in self.parts], -1) * is_digit.unsqueeze(-1)
 
@@ -263,6 +268,12 @@ class DigitValueEmbedding(nn.Module):
         harmonics = torch.arange(1, self.places + 1, device=end_value.device, dtype=torch.float64)
         angles = 2 * math.pi * mantissa.unsqueeze(-1) * harmonics
         return torch.cat([angles.cos(), angles.sin()], -1) * (whole & (end_value > 0)).unsqueeze(-1)
+
+    def _column(self, read: torch.Tensor, end_read: torch.Tensor, whole: torch.Tensor) -> torch.Tensor:
+        """The ``column`` part, from :meth:`_whole_runs`: at a token of a run the prompt gives whole, the one-hot
+        count of the digits after it (0: the units), as Abacus counts places. Zero elsewhere."""
+        after = (end_read - read).clamp(min=0, max=self.places - 1)
+        return nn.functional.one_hot(after, self.places).double() * whole.unsqueeze(-1)
 
     def forward(
         self,
