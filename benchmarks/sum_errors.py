@@ -5,7 +5,9 @@ A digit written left to right needs the carry from the places below it. This cou
 run, the wrong digits whose place below holds a pair summing to 10 or more (a carry the pair makes), to 9 (a carry
 only if one comes from further down: a chain), to 8 or less (no carry), and the units (no carry at all); and how
 often the digits of places 1 to 6 are wrong where the carry into them is a near tie (the two operands' lower digits
-sum to within 5% of 10^k: a long chain, or a pair just over or under ten) and elsewhere.
+sum to within 5% of 10^k: a long chain, or a pair just over or under ten) and elsewhere; and the share of sums
+written exactly where the operands have as many digits and where they have not (then, counted from the left, digits
+of one place stand at different places).
 
     python benchmarks/sum_errors.py runs/reproduce/pretrained/add6-digits-below-bos-lora-ntl
 
@@ -83,6 +85,22 @@ def near_ties(operands: list[tuple[int, int]], predictions: list[float | None], 
     return {kind: tuple(pair) for kind, pair in counts.items()}
 
 
+def exact_by_lengths(operands: list[tuple[int, int]], predictions: list[float | None]) -> dict:
+    """``{"same length": (sums, exact), "other lengths": (sums, exact)}``: the sums written exactly, by whether the
+    operands have as many digits.
+
+    Example:
+        >>> exact_by_lengths([(12, 30), (12, 3), (99, 1)], [42.0, 15.0, 90.0])
+        {'same length': (1, 1), 'other lengths': (2, 1)}
+    """
+    counts = {"same length": [0, 0], "other lengths": [0, 0]}
+    for (a, b), predicted in zip(operands, predictions, strict=True):
+        group = counts["same length" if len(str(a)) == len(str(b)) else "other lengths"]
+        group[0] += 1
+        group[1] += predicted is not None and int(predicted) == a + b
+    return {group: tuple(pair) for group, pair in counts.items()}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path, help="a run folder holding predictions.json, or a row's record")
@@ -109,6 +127,8 @@ def main(argv: list[str] | None = None) -> None:
     for kind, (places, wrong) in near_ties(operands, predicted["predictions"]).items():
         print(f"places 1-6, the carry {'a near tie' if kind == 'near tie' else 'no near tie'}: {wrong} of {places} "
               f"wrong ({wrong / max(places, 1):.1%})")
+    for group, (sums, exact) in exact_by_lengths(operands, predicted["predictions"]).items():
+        print(f"operands of {group}: {exact} of {sums} sums exact ({exact / max(sums, 1):.1%})")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))  # as when the script runs
 from run_answers import record_answers  # noqa: E402
-from sum_errors import carry_kind, main, wrong_digits  # noqa: E402
+from sum_errors import carry_kind, exact_by_lengths, main, wrong_digits  # noqa: E402
 
 from hf_numbers.data import load_task  # noqa: E402
 
@@ -25,6 +25,12 @@ def test_wrong_sums_count_their_wrong_digits_and_a_missing_answer_counts_as_wron
     wrong, kinds = wrong_digits(operands, [2000.0, 1900.0, 52.0, None])
     assert wrong == 3  # 1900 (its hundreds and thousands), 52 (its tens), no number
     assert kinds == {"pair = 9": 2, "pair <= 8": 1}
+
+
+def test_exact_sums_are_counted_by_whether_the_operands_have_as_many_digits() -> None:
+    operands = [(100000, 99999), (123456, 654321), (5, 7), (5, 70)]
+    assert exact_by_lengths(operands, [199999.0, 777777.0, 13.0, None]) == {
+        "same length": (2, 1), "other lengths": (2, 1)}  # fmt: skip
 
 
 def test_the_script_reads_a_run_folder_and_a_rows_record_alike(
