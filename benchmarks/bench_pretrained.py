@@ -8,7 +8,8 @@
 2. LoRA (r=16) training steps of the xVal model, answer-only loss, batch 16: CPU seconds per step
    (``time.process_time`` over the steps after one warm-up), so steps per CPU-second.
 3. The LoRA step of value-aware digits (``digits``; units first with a BOS token, one more token a text; and with a
-   BOS token and the digit lookahead's two heads, plain and weighted by confidence) against the digit tokens' own
+   BOS token and the digit lookahead's two heads, plain and weighted by confidence; and the default, with the column
+   part and the lookahead from the second digit) against the digit tokens' own
    (``text``) on the same 16 additions: ``--rounds`` rounds of ``--steps`` steps each, the set-ups alternating;
    median ratio.
 
@@ -70,6 +71,9 @@ STEP_SETUPS = {
     "digits, BOS, digit lookahead 2": ("digits", "as_written", True, {"digit_lookahead": 2}),
     "digits, BOS, digit lookahead 2 weighted by confidence": (
         "digits", "as_written", True, {"digit_lookahead": 2, "digit_lookahead_confidence": True}),
+    "digits + column, BOS, digit lookahead 2 weighted by confidence from the second digit (the default)": (
+        "digits", "as_written", True, {"digit_lookahead": 2, "digit_lookahead_confidence": True,
+                                       "digit_lookahead_leading": False, "digits_features": "fone+place+column"}),
 }
 """The LoRA steps timed against the digit tokens' own: name -> (encoding, digit order, BOS first, config fields)."""
 

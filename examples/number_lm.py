@@ -361,6 +361,8 @@ def load_model(
     fields = {"number_encoding": encoding.name, **encoding.fit_options(every_value), **scaling}
     if model_args.digit_lookahead:  # fill_recipe checked that the model writes its own digits
         fields.update({name: getattr(model_args, name) for name in LOOKAHEAD_RECIPE})
+    if config is not None and encoding.adds_digit_values:  # adapting a plain checkpoint: the recipe's value parts
+        fields["digits_features"] = PRETRAINED_RECIPE["digits_features"]
     options = encoding.tokenizer_options(fields)  # [NUM] tokens, or the model's own digits
     if config is not None:
         tokenizer = spec.tokenizer_class.from_pretrained(path, gguf_file=model_args.gguf_file, **options)

@@ -27,6 +27,7 @@ from hf_numbers import BACKBONES, NumberLlamaForCausalLM, NumberLlamaTokenizer
 from hf_numbers.data import train_number_tokenizer
 from hf_numbers.modeling.encoding_digits import DigitValueEmbedding, digit_token_table
 from hf_numbers.modeling.modeling_outputs import CACHE_NAME
+from hf_numbers.training.arguments import PRETRAINED_RECIPE
 
 EVERY_PAIR = pytest.mark.parametrize("backbone,encoding", DIGIT_MATRIX)
 DIGIT = {d: 10 + d for d in range(10)}  # "0".."9" in the tiny vocabulary (model_helpers.DIGIT_TOKENS)
@@ -290,9 +291,15 @@ def test_the_cli_trains_value_aware_digits_with_the_number_token_loss(loss: str,
 
 @needs_smollm2
 def test_smollm2_with_value_aware_digits_starts_with_its_own_outputs(smollm2_dir: Path, smollm2_plain) -> None:
+    """With the default's value parts (``PRETRAINED_RECIPE``), the prompt's numbers read whole: the base's logits."""
     tokenizer = NumberLlamaTokenizer.from_pretrained(smollm2_dir, number_scheme="text")
-    model = NumberLlamaForCausalLM.from_pretrained_backbone(smollm2_dir, tokenizer, number_encoding="digits").eval()
+    model = NumberLlamaForCausalLM.from_pretrained_backbone(
+        smollm2_dir, tokenizer, number_encoding="digits", digits_features=PRETRAINED_RECIPE["digits_features"]).eval()
     assert [row[:3] for row in model.config.digit_tokens] == [[32 + d, d, 1] for d in range(10)]
     batch = tokenizer(["313336 + 511116 = 824452"], return_tensors="pt")
+    labels = batch["input_ids"].clone()
+    labels[:, :-6] = -100  # the answer's digits carry the loss: the operands are given whole
+    features = model.digit_values.features(batch["input_ids"], prompt_length=labels.shape[1] - 6)
+    assert features[0, :, -model.config.digits_places :].sum() == 12  # the column part: at each operand digit
     with torch.no_grad():
-        assert torch.equal(model(**batch).logits, smollm2_plain(**batch).logits)
+        assert torch.equal(model(**batch, labels=labels).logits, smollm2_plain(**batch).logits)

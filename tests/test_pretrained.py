@@ -260,8 +260,9 @@ def test_a_pretrained_causal_lm_defaults_to_value_aware_digits_with_the_number_t
 ) -> None:
     """--pretrained's recipe (PRETRAINED_RECIPE) fills only what is not given: an explicit encoding keeps its own loss
     and lookahead defaults (xVal, a text scheme: none), an explicit loss or lookahead setting wins, a lookahead given
-    alone is the plain one (unweighted, from the first digit), units first gets none, and a new model stays on xVal."""
-    chosen = {}
+    alone is the plain one (unweighted, from the first digit), units first gets none, and a new model stays on xVal;
+    value-aware digits as written get the recipe's value parts (the column part too)."""
+    chosen, features = {}, {}
     for given in ({}, {"number_encoding": "text"}, {"number_encoding": "xval"}, {"number_encoding": "p10"},
                   {"number_token_loss": "none"}, {"digit_lookahead": 0}, {"digit_lookahead": 3},
                   {"digit_lookahead_leading": True}, {"text_digit_order": "units_first"}):  # fmt: skip
@@ -269,6 +270,7 @@ def test_a_pretrained_causal_lm_defaults_to_value_aware_digits_with_the_number_t
         chosen[tuple(given.values())] = (args.backbone, args.number_encoding, args.number_token_loss,
                                          args.digit_lookahead, args.digit_lookahead_confidence,
                                          args.digit_lookahead_leading)  # fmt: skip
+        features[tuple(given.values())] = args.digits_features
     recipe, none = (2, True, False), (0, False, True)
     assert chosen == {(): ("llama", "digits", "ntl", *recipe), ("text",): ("llama", "text", "ntl", *recipe),
                       ("xval",): ("llama", "xval", "none", *none), ("p10",): ("llama", "p10", "none", *none),
@@ -276,6 +278,12 @@ def test_a_pretrained_causal_lm_defaults_to_value_aware_digits_with_the_number_t
                       (3,): ("llama", "digits", "ntl", 3, False, True),
                       (True,): ("llama", "digits", "ntl", 2, True, True),
                       ("units_first",): ("llama", "digits", "ntl", *none)}  # fmt: skip
+    column = {key for key, value in features.items() if value == "fone+place+column"}
+    assert column == {(), ("none",), (0,), (3,), (True,)}  # value-aware digits as written: the recipe's value parts
+    assert {features[key] for key in features.keys() - column} == {None}  # else: the encoding's own default
+    given = NumberTrainingArguments(pretrained=str(pretrained), digits_features="fone+place")
+    assert given.digits_features == "fone+place"  # given, it wins
+    assert NumberTrainingArguments(backbone="llama", number_encoding="digits").digits_features is None  # a new model
     new, new_text = NumberTrainingArguments(backbone="llama"), NumberTrainingArguments(number_encoding="text")
     assert (new.number_encoding, new.number_token_loss, new.digit_lookahead) == ("xval", "none", 0)
     assert (new_text.number_token_loss, new_text.digit_lookahead, new_text.digit_lookahead_confidence) == ("none", 0,

@@ -72,7 +72,8 @@ class DigitsEncoding(TextEncoding):
                        f"{', '.join(DIGIT_FEATURE_PARTS)} (FoNE features of the number read so far; the count of its "
                        "digits read; its value mod 10^k as a fraction of 10^k; in a number the prompt gives whole, "
                        "the same of the digits under each digit; in such a number, Fourier features of log10 of its "
-                       "value mod 1; in such a number, each digit's place counted from the units)"),
+                       "value mod 1; in such a number, each digit's place counted from the units). --pretrained, "
+                       "digits as written: fone+place+column"),
         EncodingOption("digits_places", int, 10,
                        f"Value-aware digits: digit places the features describe, 1-{MAX_PLACES}"),
         EncodingOption("digits_zero_start", bool, True,

@@ -78,13 +78,15 @@ DEFAULTS: dict[str, Any] = {
 
 
 PRETRAINED_RECIPE = {"number_encoding": "digits", "number_token_loss": "ntl", "digit_lookahead": 2,
-                     "digit_lookahead_confidence": True, "digit_lookahead_leading": False}
+                     "digit_lookahead_confidence": True, "digit_lookahead_leading": False,
+                     "digits_features": "fone+place+column"}
 """How ``--pretrained`` adapts a causal LM unless told otherwise (with ``--add_bos_token``'s default): value-aware
-digits (its own digit tokens, each with the value read so far added through a zero-started projection), the
-number-token loss, and the digit lookahead (two digits ahead, each weighted by the model's confidence in it, from each
-number's second digit; training only). On SmolLM2 + LoRA, against its digit tokens + NTL alone: 6-digit addition
-81.0 / 80.8% exact against 73.8 / 72.2% (training seeds 0 / 2, re-run on one machine), 3-digit multiplication 36.8 /
-32.6% within 1% against 35.2 / 37.2%, the next hourly temperature test MSE 0.173 / 0.164 against 0.184 / 0.191
+digits (its own digit tokens, each with the value read so far added through a zero-started projection, and each digit
+of a number the prompt gives whole its place from the units: ``column``), the number-token loss, and the digit
+lookahead (two digits ahead, each weighted by the model's confidence in it, from each number's second digit; training
+only). On SmolLM2 + LoRA, against its digit tokens + NTL alone (training seeds 0 / 2, one machine): 6-digit addition
+85.6 / 83.6% exact against 73.8 / 72.2%, 3-digit multiplication 36.4 / 33.8% within 1% against 35.2 / 37.2%, the
+next hourly temperature test MSE 0.412 / 0.152 against 0.184 / 0.191 (level; seed 0's is one answer off by 8.4 °F)
 (docs/pretrained.md)."""
 LOOKAHEAD_RECIPE = tuple(name for name in PRETRAINED_RECIPE if name.startswith("digit_lookahead"))
 """The recipe's digit lookahead fields (:func:`fill_lookahead`)."""
@@ -727,8 +729,12 @@ class NumberTrainingArguments:
         digits_out = adapting and (_writes_own_digits(self.number_encoding) or self.number_output == "digits")
         if self.number_token_loss is None:
             self.number_token_loss = (PRETRAINED_RECIPE if digits_out else WITHOUT_RECIPE)["number_token_loss"]
-        # written units first, the places whose carries decide a digit are written before it: nothing to look ahead to
-        fill_lookahead(self, recipe=digits_out and self.text_digit_order in (None, "as_written"))
+        # written units first, the places whose carries decide a digit are written before it: nothing to look ahead to,
+        # and the place from the left is the place from the units
+        as_written = self.text_digit_order in (None, "as_written")
+        fill_lookahead(self, recipe=digits_out and as_written)
+        if self.digits_features is None and adapting and as_written and _adds_digit_values(self.number_encoding):
+            self.digits_features = PRETRAINED_RECIPE["digits_features"]
 
     def _fill_recommended(self) -> None:
         """Fill every ``None`` field from the task's recommendation, else from :data:`DEFAULTS`.
@@ -796,6 +802,11 @@ def fill_lookahead(args: Any, recipe: bool) -> None:
     for name in LOOKAHEAD_RECIPE:
         if getattr(args, name) is None:
             setattr(args, name, values[name])
+
+
+def _adds_digit_values(encoding: str) -> bool:
+    """The encoding adds a value embedding at the backbone's digit tokens (``digits``): ``digits_features`` applies."""
+    return encoding in NUMBER_ENCODINGS and get_encoding(encoding).adds_digit_values
 
 
 def _writes_own_digits(encoding: str) -> bool:
