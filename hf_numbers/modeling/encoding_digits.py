@@ -211,7 +211,8 @@ class DigitValueEmbedding(nn.Module):
 
     def features(self, ids: torch.Tensor, prompt_length: torch.Tensor | int | None = None) -> torch.Tensor:
         """``(B, L, F)`` float64: the parts of ``digits_features`` in their order; zero at other tokens.
-        ``prompt_length`` (per row, or one for all): the tokens before it are given whole (``below`` reads them)."""
+        ``prompt_length`` (per row, or one for all): the tokens before it are given whole (``below``, ``log`` and
+        ``column`` read them)."""
         prefix, read, is_digit = self.read_runs(ids)
         reads_given = {"below", "log", "column"} & set(self.parts)  # the parts that read given runs whole: read once
         whole_runs = self._whole_runs(ids, prefix, read, is_digit, prompt_length) if reads_given else None

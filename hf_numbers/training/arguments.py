@@ -84,8 +84,8 @@ PRETRAINED_RECIPE = {"number_encoding": "digits", "number_token_loss": "ntl", "d
 digits (its own digit tokens, each with the value read so far added through a zero-started projection, and each digit
 of a number the prompt gives whole its place from the units: ``column``), the number-token loss, and the digit
 lookahead (two digits ahead, each weighted by the model's confidence in it, from each number's second digit; training
-only). On SmolLM2 + LoRA, against its digit tokens + NTL alone (training seeds 0 / 2, one machine): 6-digit addition
-85.6 / 83.6% exact against 73.8 / 72.2%, 3-digit multiplication 36.4 / 33.8% within 1% against 35.2 / 37.2%, the
+only). On SmolLM2 + LoRA, against its digit tokens + NTL alone (training seeds 0 / 2): 6-digit addition 85.6 / 83.6%
+exact against 73.8 / 72.2% (one machine), 3-digit multiplication 36.4 / 33.8% within 1% against 35.2 / 37.2%, the
 next hourly temperature test MSE 0.412 / 0.152 against 0.184 / 0.191 (level; seed 0's is one answer off by 8.4 °F)
 (docs/pretrained.md)."""
 LOOKAHEAD_RECIPE = tuple(name for name in PRETRAINED_RECIPE if name.startswith("digit_lookahead"))
