@@ -18,6 +18,8 @@ from typing import Any
 
 from run_answers import record_answers
 
+from hf_numbers import get_encoding
+
 from .common import RESULTS, Row, _minutes, _num, _pct
 
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -62,6 +64,9 @@ NO_LOOKAHEAD = ("--digit_lookahead", "0")
 """The set-ups without a ``--digit_lookahead`` of their own (``--pretrained``'s default for digit-writing encodings
 since 2026-12-04, session 25: two ahead, weighted by confidence, from each number's second digit; the rows recorded
 before ran without the flag, meaning the same)."""
+PLACE_FROM_LEFT = ("--digits_features", "fone+place")
+"""The value-aware digits set-ups without ``--digits_features`` of their own (``--pretrained``'s default adds the
+column part since 2026-12-06, session 36; the rows recorded before ran without the flag, meaning the same)."""
 DIGITS_OUT = ("--number_output", "digits")
 """Numbers in, digits out: the prompt's numbers read as ``[NUM]`` through the encoding, answers written with SmolLM2's
 own digit tokens."""
@@ -312,7 +317,8 @@ def pretrained_rows() -> list[Row]:
         for setup, (setup_argv, _) in SETUPS.items():
             argv = (*task_argv, *source, *BUDGET, *setup_argv, *(() if BOS[0] in setup_argv else NO_BOS),
                     *(() if NTL[0] in setup_argv else NO_NTL),
-                    *(() if NO_LOOKAHEAD[0] in setup_argv else NO_LOOKAHEAD))
+                    *(() if NO_LOOKAHEAD[0] in setup_argv else NO_LOOKAHEAD),
+                    *(PLACE_FROM_LEFT if _default_value_parts(setup_argv) else ()))
             rows.append(Row(f"{task}-{setup}", argv, {"task": task, "setup": setup}, run_details))
             for seed, setups in EXTRA_SEEDS.items():
                 if setup in setups:
@@ -320,6 +326,12 @@ def pretrained_rows() -> list[Row]:
                     rows.append(Row(f"{task}-{setup}-seed{seed}", (*argv, "--seed", str(seed)), cell,
                                     run_details))
     return rows
+
+
+def _default_value_parts(setup_argv: tuple[str, ...]) -> bool:
+    """The set-up adds value parts at the digit tokens (value-aware digits) without naming them."""
+    encoding = setup_argv[setup_argv.index("--number_encoding") + 1]
+    return get_encoding(encoding).adds_digit_values and PLACE_FROM_LEFT[0] not in setup_argv
 
 
 def _trainable(record: dict[str, Any]) -> str:
